@@ -1,0 +1,226 @@
+//! The `cuzk` command line: test parameters and the demo.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use cuzk::groth16::paramgen::{self, cache};
+use cuzk::groth16::test_circuits::Sha256Preimage;
+use cuzk::groth16::{synthesize, verify, AbcBuffers, CpuBackend, ProverBackend, Randomness, Srs};
+use cuzk::proofs::circuits::CircuitKind;
+use cuzk::proofs::params;
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::SeedableRng;
+use storage_proofs_core::parameter_cache::CacheEntryMetadata;
+
+#[derive(Parser)]
+#[command(name = "cuzk", about = "Embedded Groth16 proving engine for Filecoin")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Groth16 parameters.
+    Params {
+        #[command(subcommand)]
+        command: ParamsCommand,
+    },
+    /// Proves a SHA-256 preimage circuit on the CPU backend, verifies it, prints timings.
+    Demo {
+        /// SHA-256 blocks in the preimage (about 27K constraints each).
+        #[arg(long, default_value_t = 4)]
+        blocks: usize,
+        /// Parameter directory (default: FIL_PROOFS_PARAMETER_CACHE or filecoin-proofs' default).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ParamsCommand {
+    /// Generates INSECURE random parameters (toxic waste known) for tests and devnets only.
+    Generate {
+        /// Circuits: porep-2k, winning-2k, window-2k, snap-2k (sizes 2k, 8m, 512m, 32g, 64g), or all-2k.
+        #[arg(required = true)]
+        kinds: Vec<String>,
+        /// Output directory (default: FIL_PROOFS_PARAMETER_CACHE or filecoin-proofs' default).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Regenerate even if the files exist.
+        #[arg(long)]
+        force: bool,
+        /// RNG seed (default: from the OS).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// Prints the cache file name filecoin-proofs uses for a circuit.
+    Id {
+        /// Circuit name, e.g. winning-2k.
+        kind: String,
+    },
+}
+
+fn progress_bar(label: String) -> impl Fn(usize, usize) + Sync {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} points, eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(label);
+    move |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        if done >= total {
+            bar.finish();
+        }
+    }
+}
+
+fn parse_kinds(names: &[String]) -> anyhow::Result<Vec<CircuitKind>> {
+    let mut kinds = Vec::new();
+    for name in names {
+        if name == "all-2k" {
+            kinds.extend(CircuitKind::all_2k());
+        } else {
+            kinds
+                .push(CircuitKind::parse(name).with_context(|| format!("unknown circuit {name}"))?);
+        }
+    }
+    Ok(kinds)
+}
+
+fn rng(seed: Option<u64>) -> rand_chacha::ChaCha20Rng {
+    match seed {
+        Some(s) => rand_chacha::ChaCha20Rng::seed_from_u64(s),
+        None => rand_chacha::ChaCha20Rng::from_entropy(),
+    }
+}
+
+fn generate(kinds: &[String], dir: PathBuf, force: bool, seed: Option<u64>) -> anyhow::Result<()> {
+    eprintln!(
+        "WARNING: these are RANDOM TEST PARAMETERS whose toxic waste is known to this process; \
+         proofs made with them prove nothing. Use them for tests and devnets only."
+    );
+    let mut rng = rng(seed);
+    for kind in parse_kinds(kinds)? {
+        let key = kind.cache_key()?;
+        if !force && cache::is_cached(&dir, &key.id) {
+            println!(
+                "{}: cached {}",
+                kind.name(),
+                cache::params_path(&dir, &key.id).display()
+            );
+            continue;
+        }
+        let t = Instant::now();
+        let path = params::generate_for_kind(kind, &dir, &mut rng, &progress_bar(kind.name()))?;
+        println!(
+            "{}: wrote {} in {:.1}s",
+            kind.name(),
+            path.display(),
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+fn demo(blocks: usize, dir: PathBuf) -> anyhow::Result<()> {
+    let len = Sha256Preimage::len_for_blocks(blocks);
+    let id = format!("cuzk-demo-sha256-{len}");
+    let blank = Sha256Preimage {
+        len,
+        preimage: None,
+    };
+    let t = Instant::now();
+    if !cache::is_cached(&dir, &id) {
+        eprintln!(
+            "generating INSECURE test parameters for the demo circuit ({blocks} SHA-256 blocks)"
+        );
+        let mut rng = rng(None);
+        let p = paramgen::generate(blank, &mut rng, &progress_bar("sha256".into()))?;
+        cache::write_params(&dir, &id, &p, &CacheEntryMetadata { sector_size: 0 })?;
+    }
+    let params_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    let t = Instant::now();
+    let srs = std::sync::Arc::new(Srs::read_file(&cache::params_path(&dir, &id))?);
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    let circuit = Sha256Preimage::with_seed(len, 42);
+    let inputs = circuit.public_inputs();
+    let t = Instant::now();
+    let assignment = synthesize(circuit, AbcBuffers::default())?;
+    let synth_ms = t.elapsed().as_secs_f64() * 1e3;
+    let constraints = assignment.num_constraints();
+
+    let backend = CpuBackend;
+    let mut os = rand::rngs::OsRng;
+    let t = Instant::now();
+    let started = backend.prove_start(assignment, &srs, Randomness::random(&mut os))?;
+    let start_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let proof = backend.prove_finish(started.pending)?;
+    let finish_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    let t = Instant::now();
+    let ok = verify(&srs, &proof, &inputs);
+    let verify_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    println!(
+        "cuzk demo: SHA-256 preimage ({len} bytes, {constraints} constraints) on the {} backend",
+        backend.name()
+    );
+    println!(
+        "  parameters  {params_ms:>10.1} ms  ({})",
+        cache::params_path(&dir, &id).display()
+    );
+    println!(
+        "  srs load    {load_ms:>10.1} ms  ({} MiB decoded)",
+        srs.byte_size() >> 20
+    );
+    println!("  synthesis   {synth_ms:>10.1} ms");
+    println!("  prove_start {start_ms:>10.1} ms  (NTT + H MSM)");
+    println!("  prove_finish{finish_ms:>10.1} ms  (L, A, B MSMs + assembly)");
+    println!(
+        "  verify      {verify_ms:>10.1} ms  -> {}",
+        if ok { "VALID" } else { "INVALID" }
+    );
+    println!("  proof       {}", hex(&proof.to_bytes()[..16]) + "...");
+    anyhow::ensure!(ok, "the demo proof did not verify");
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn main() -> anyhow::Result<()> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    let default_dir = || cache::cache_dir();
+    match cli.command {
+        Command::Params { command } => match command {
+            ParamsCommand::Generate {
+                kinds,
+                dir,
+                force,
+                seed,
+            } => generate(&kinds, dir.unwrap_or_else(default_dir), force, seed),
+            ParamsCommand::Id { kind } => {
+                let kind =
+                    CircuitKind::parse(&kind).with_context(|| format!("unknown circuit {kind}"))?;
+                println!(
+                    "{}",
+                    paramgen::cache::params_path(std::path::Path::new(""), &kind.cache_key()?.id)
+                        .display()
+                );
+                Ok(())
+            }
+        },
+        Command::Demo { blocks, dir } => demo(blocks, dir.unwrap_or_else(default_dir)),
+    }
+}

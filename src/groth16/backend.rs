@@ -1,0 +1,74 @@
+//! The prover backend interface: a proof is made in two phases so that a device can start the
+//! next partition while the previous one is being finished.
+
+use std::sync::Arc;
+
+use blstrs::Scalar;
+
+use super::assignment::{AbcBuffers, Assignment};
+use super::error::Result;
+use super::proof::Proof;
+use super::srs::Srs;
+
+/// The per-proof randomness of Groth16 (r blinds A, s blinds B).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Randomness {
+    /// Blinding factor r.
+    pub r: Scalar,
+    /// Blinding factor s.
+    pub s: Scalar,
+}
+
+impl Randomness {
+    /// Fresh random r and s.
+    pub fn random(rng: &mut impl rand_core::RngCore) -> Self {
+        use ff::Field;
+        Self {
+            r: Scalar::random(&mut *rng),
+            s: Scalar::random(&mut *rng),
+        }
+    }
+}
+
+/// What `prove_start` returns: the pending work, and the a/b/c buffers it no longer needs.
+pub struct Started<P> {
+    /// The proof in progress; pass it to `prove_finish`.
+    pub pending: P,
+    /// The a/b/c buffers, free for the next synthesis (contents unspecified).
+    pub released: AbcBuffers,
+}
+
+/// A Groth16 prover that works in two phases.
+///
+/// `prove_start` consumes everything that depends on a, b, c (the quotient h and its MSM on a
+/// device), then releases those buffers; `prove_finish` does the remaining MSMs and assembles
+/// A, B, C with r and s. Any correct backend gives the same bytes for the same (r, s).
+pub trait ProverBackend: Send + Sync {
+    /// State carried from `prove_start` to `prove_finish`.
+    type Pending: Send;
+
+    /// A short name for logs and status ("cpu", "cuda:0").
+    fn name(&self) -> String;
+
+    /// Phase one: checks the assignment against the SRS, computes h and starts the MSMs.
+    fn prove_start(
+        &self,
+        assignment: Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> Result<Started<Self::Pending>>;
+
+    /// Phase two: finishes the MSMs and assembles the proof.
+    fn prove_finish(&self, pending: Self::Pending) -> Result<Proof>;
+
+    /// Both phases in one call, for callers that do not pipeline.
+    fn prove(
+        &self,
+        assignment: Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> Result<Proof> {
+        let started = self.prove_start(assignment, srs, randomness)?;
+        self.prove_finish(started.pending)
+    }
+}

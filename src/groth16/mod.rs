@@ -1,0 +1,31 @@
+//! The split Groth16 prover: synthesis into a/b/c buffers, an SRS decoded once, a two-phase
+//! backend (CPU here; CUDA later), bellperson-identical proofs, and a fast parameter generator
+//! for tests and devnets.
+
+pub mod assignment;
+pub mod backend;
+pub mod cpu;
+pub mod density;
+pub mod error;
+pub mod msm;
+pub mod ntt;
+pub mod paramgen;
+pub mod proof;
+pub mod srs;
+pub mod synthesis;
+pub mod test_circuits;
+
+pub use assignment::{AbcBuffers, Assignment};
+pub use backend::{ProverBackend, Randomness, Started};
+pub use cpu::CpuBackend;
+pub use density::Density;
+pub use error::{Groth16Error, Result};
+pub use proof::{Proof, PROOF_BYTES};
+pub use srs::Srs;
+pub use synthesis::{synthesize, ProvingCs};
+
+/// Verifies a proof against the SRS's verifying key with bellperson's verifier.
+pub fn verify(srs: &Srs, proof: &Proof, public_inputs: &[blstrs::Scalar]) -> bool {
+    bellperson::groth16::verify_proof(&srs.pvk, &proof.to_bellperson(), public_inputs)
+        .unwrap_or(false)
+}

@@ -1,0 +1,210 @@
+//! The structured reference string (Groth16 proving parameters), decoded once and kept in memory.
+//!
+//! bellperson's `MappedParameters` re-decodes every query from the file on every proof; an `Srs`
+//! decodes a `.params` file once (in parallel) and is then shared by reference between proofs.
+
+use std::path::Path;
+
+use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKey, VerifyingKey};
+use blstrs::{Bls12, G1Affine, G2Affine};
+use group::prime::PrimeCurveAffine;
+use rayon::prelude::*;
+
+use super::error::{Groth16Error, Result};
+
+const G1_BYTES: usize = 96;
+const G2_BYTES: usize = 192;
+
+/// Decoded Groth16 parameters: the verifying key and the five proving queries.
+pub struct Srs {
+    /// The verifying key (alpha, beta, gamma, delta, ic).
+    pub vk: VerifyingKey<Bls12>,
+    /// The verifying key prepared for pairing checks.
+    pub pvk: PreparedVerifyingKey<Bls12>,
+    /// `tau^i * z(tau) / delta` for i in 0..m-1.
+    pub h: Vec<G1Affine>,
+    /// `(beta*u_j + alpha*v_j + w_j) / delta` for every aux variable.
+    pub l: Vec<G1Affine>,
+    /// `u_i(tau)`: inputs, then aux variables present in A.
+    pub a: Vec<G1Affine>,
+    /// `v_i(tau)` in G1: inputs present in B, then aux present in B.
+    pub b_g1: Vec<G1Affine>,
+    /// `v_i(tau)` in G2: same selection as `b_g1`.
+    pub b_g2: Vec<G2Affine>,
+}
+
+impl std::fmt::Debug for Srs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Srs")
+            .field("ic", &self.vk.ic.len())
+            .field("h", &self.h.len())
+            .field("l", &self.l.len())
+            .field("a", &self.a.len())
+            .field("b_g1", &self.b_g1.len())
+            .field("b_g2", &self.b_g2.len())
+            .finish()
+    }
+}
+
+/// Reads big-endian lengths and point blocks from a byte slice, naming the file in errors.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+    path: &'a Path,
+}
+
+impl<'a> Reader<'a> {
+    fn corrupt(&self, reason: String) -> Groth16Error {
+        Groth16Error::CorruptParams {
+            path: self.path.to_path_buf(),
+            reason,
+        }
+    }
+
+    fn take(&mut self, len: usize, what: &str) -> Result<&'a [u8]> {
+        let left = self.bytes.len() - self.offset;
+        if len > left {
+            return Err(self.corrupt(format!(
+                "truncated at byte {}: {what} needs {len} bytes, {left} left",
+                self.offset
+            )));
+        }
+        let out = &self.bytes[self.offset..self.offset + len];
+        self.offset += len;
+        Ok(out)
+    }
+
+    fn points<P: Send>(
+        &mut self,
+        query: &str,
+        size: usize,
+        decode: impl Fn(&[u8]) -> Option<P> + Sync,
+    ) -> Result<Vec<P>> {
+        let len_bytes = self.take(4, &format!("length of query {query}"))?;
+        let count = u32::from_be_bytes(len_bytes.try_into().expect("4 bytes")) as usize;
+        let block = self.take(
+            count
+                .checked_mul(size)
+                .ok_or_else(|| self.corrupt(format!("query {query}: absurd length {count}")))?,
+            &format!("query {query} ({count} points)"),
+        )?;
+        let decoded: Option<Vec<P>> = block.par_chunks_exact(size).map(&decode).collect();
+        decoded.ok_or_else(|| {
+            self.corrupt(format!(
+                "query {query}: a point is not on the curve or is at infinity"
+            ))
+        })
+    }
+}
+
+fn decode_g1(bytes: &[u8]) -> Option<G1Affine> {
+    let raw: &[u8; G1_BYTES] = bytes.try_into().ok()?;
+    let p: Option<G1Affine> = G1Affine::from_uncompressed_unchecked(raw).into();
+    p.filter(|p| !bool::from(p.is_identity()) && bool::from(p.is_on_curve()))
+}
+
+fn decode_g2(bytes: &[u8]) -> Option<G2Affine> {
+    let raw: &[u8; G2_BYTES] = bytes.try_into().ok()?;
+    let p: Option<G2Affine> = G2Affine::from_uncompressed_unchecked(raw).into();
+    p.filter(|p| !bool::from(p.is_identity()) && bool::from(p.is_on_curve()))
+}
+
+impl Srs {
+    /// Reads a bellperson `.params` file (verifying key, then h, l, a, b_g1, b_g2).
+    ///
+    /// Points are decoded in parallel and checked to be on the curve and finite; a truncated
+    /// or corrupt file is an error naming the file, never a panic.
+    pub fn read_file(path: &Path) -> Result<Self> {
+        let io_err = |source| Groth16Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io_err)?;
+        // SAFETY: the map is read-only and dropped before return; parameter files are written
+        // once and not modified while cuzk runs (filecoin-proofs makes the same assumption).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
+        Self::from_bytes(&map, path)
+    }
+
+    /// Decodes `.params` bytes; `origin` only names the source in errors.
+    pub fn from_bytes(bytes: &[u8], origin: &Path) -> Result<Self> {
+        let mut reader = Reader {
+            bytes,
+            offset: 0,
+            path: origin,
+        };
+        let vk = read_vk(&mut reader)?;
+        let h = reader.points("h", G1_BYTES, decode_g1)?;
+        let l = reader.points("l", G1_BYTES, decode_g1)?;
+        let a = reader.points("a", G1_BYTES, decode_g1)?;
+        let b_g1 = reader.points("b_g1", G1_BYTES, decode_g1)?;
+        let b_g2 = reader.points("b_g2", G2_BYTES, decode_g2)?;
+        Ok(Self::assemble(vk, h, l, a, b_g1, b_g2))
+    }
+
+    /// Takes parameters built in memory (bellperson's generator or ours).
+    pub fn from_parameters(params: &Parameters<Bls12>) -> Self {
+        Self::assemble(
+            params.vk.clone(),
+            params.h.to_vec(),
+            params.l.to_vec(),
+            params.a.to_vec(),
+            params.b_g1.to_vec(),
+            params.b_g2.to_vec(),
+        )
+    }
+
+    fn assemble(
+        vk: VerifyingKey<Bls12>,
+        h: Vec<G1Affine>,
+        l: Vec<G1Affine>,
+        a: Vec<G1Affine>,
+        b_g1: Vec<G1Affine>,
+        b_g2: Vec<G2Affine>,
+    ) -> Self {
+        let pvk = prepare_verifying_key(&vk);
+        Self {
+            vk,
+            pvk,
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2,
+        }
+    }
+
+    /// Bytes of decoded points held in memory (what the memory budget charges).
+    pub fn byte_size(&self) -> usize {
+        let g1 = std::mem::size_of::<G1Affine>();
+        let g2 = std::mem::size_of::<G2Affine>();
+        (self.vk.ic.len() + self.h.len() + self.l.len() + self.a.len() + self.b_g1.len()) * g1
+            + self.b_g2.len() * g2
+    }
+
+    /// Converts back to bellperson's in-memory `Parameters` (for the reference prover).
+    pub fn to_parameters(&self) -> Parameters<Bls12> {
+        use std::sync::Arc;
+        Parameters {
+            vk: self.vk.clone(),
+            h: Arc::new(self.h.clone()),
+            l: Arc::new(self.l.clone()),
+            a: Arc::new(self.a.clone()),
+            b_g1: Arc::new(self.b_g1.clone()),
+            b_g2: Arc::new(self.b_g2.clone()),
+        }
+    }
+}
+
+fn read_vk(reader: &mut Reader<'_>) -> Result<VerifyingKey<Bls12>> {
+    const FIXED: usize = 3 * G1_BYTES + 3 * G2_BYTES + 4;
+    let start = reader.offset;
+    let head = reader.take(FIXED, "verifying key")?;
+    let ic_len = u32::from_be_bytes(head[FIXED - 4..].try_into().expect("4 bytes")) as usize;
+    let ic_bytes = ic_len
+        .checked_mul(G1_BYTES)
+        .ok_or_else(|| reader.corrupt(format!("verifying key: absurd ic length {ic_len}")))?;
+    reader.take(ic_bytes, &format!("verifying key ic ({ic_len} points)"))?;
+    VerifyingKey::<Bls12>::read(&reader.bytes[start..reader.offset])
+        .map_err(|e| reader.corrupt(format!("verifying key: {e}")))
+}

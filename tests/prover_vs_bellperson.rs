@@ -1,0 +1,221 @@
+//! The split CPU prover against bellperson: byte-identical proofs for the same (r, s), accepted
+//! by bellperson's verifier, for circuits of several shapes and a SHA-256 preimage circuit.
+
+use std::sync::Arc;
+
+use bellperson::groth16::{create_proof, generate_random_parameters, Parameters};
+use bellperson::Circuit;
+use blstrs::{Bls12, Scalar};
+use cuzk::groth16::paramgen;
+use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
+use cuzk::groth16::{
+    synthesize, verify, AbcBuffers, CpuBackend, Groth16Error, ProverBackend, Randomness, Srs,
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+fn rng(seed: u64) -> ChaCha20Rng {
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// Proves `circuit` with ours and with bellperson for the same (r, s); asserts identical bytes
+/// and a valid proof; returns the proof bytes.
+fn assert_same_as_bellperson<C: Circuit<Scalar> + Clone + Send>(
+    circuit: C,
+    params: &Parameters<Bls12>,
+    inputs: &[Scalar],
+    seed: u64,
+) -> [u8; 192] {
+    let srs = Arc::new(Srs::from_parameters(params));
+    let randomness = Randomness::random(&mut rng(seed));
+    let asg = synthesize(circuit.clone(), AbcBuffers::default()).expect("synthesis");
+    let ours = CpuBackend.prove(asg, &srs, randomness).expect("our proof");
+    let theirs = create_proof::<Bls12, _, _>(circuit, params, randomness.r, randomness.s)
+        .expect("bellperson proof");
+    let mut theirs_bytes = Vec::new();
+    theirs.write(&mut theirs_bytes).unwrap();
+    assert_eq!(
+        ours.to_bytes().to_vec(),
+        theirs_bytes,
+        "proof bytes differ from bellperson"
+    );
+    assert!(
+        verify(&srs, &ours, inputs),
+        "bellperson's verifier rejected our proof"
+    );
+    ours.to_bytes()
+}
+
+fn our_params<C: Circuit<Scalar>>(circuit: C, seed: u64) -> Parameters<Bls12> {
+    paramgen::generate(circuit, &mut rng(seed), &|_, _| {}).expect("parameter generation")
+}
+
+#[test]
+fn random_shapes_match_bellperson_byte_for_byte() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let shapes = [
+        Shape::Mixed,
+        Shape::InputsOnly,
+        Shape::AuxOnly,
+        Shape::AbsentFromA,
+        Shape::EmptyB,
+        Shape::Extended,
+    ];
+    for (i, shape) in shapes.into_iter().enumerate() {
+        let circuit = RandomCircuit::new(shape, 300 + 37 * i, 10 + i as u64);
+        let params = our_params(circuit.clone(), 100 + i as u64);
+        let mut inputs = circuit.public_inputs();
+        assert_same_as_bellperson(circuit.clone(), &params, &inputs, 1000 + i as u64);
+
+        // A wrong witness still proves, identically to bellperson, but does not verify.
+        let mut wrong = circuit.clone();
+        wrong.wrong_witness = true;
+        let srs = Arc::new(Srs::from_parameters(&params));
+        let asg = synthesize(wrong, AbcBuffers::default()).unwrap();
+        let proof = CpuBackend
+            .prove(asg, &srs, Randomness::random(&mut rng(5)))
+            .unwrap();
+        if shape == Shape::InputsOnly {
+            // Products are public inputs there: the wrong one is simply a different statement.
+            inputs[circuit.inputs] += Scalar::from(1u64);
+        }
+        assert!(
+            !verify(&srs, &proof, &inputs),
+            "{shape:?}: wrong witness verified"
+        );
+    }
+}
+
+#[test]
+fn sha256_preimage_matches_bellperson_and_wrong_inputs_fail() {
+    let len = Sha256Preimage::len_for_blocks(2);
+    let params = our_params(
+        Sha256Preimage {
+            len,
+            preimage: None,
+        },
+        7,
+    );
+    let circuit = Sha256Preimage::with_seed(len, 99);
+    let inputs = circuit.public_inputs();
+    assert_eq!(inputs.len(), 2, "a 256-bit digest packs into two scalars");
+    assert_same_as_bellperson(circuit.clone(), &params, &inputs, 3);
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let asg = synthesize(circuit, AbcBuffers::default()).unwrap();
+    let proof = CpuBackend
+        .prove(asg, &srs, Randomness::random(&mut rng(4)))
+        .unwrap();
+    let other_digest = Sha256Preimage::with_seed(len, 100).public_inputs();
+    assert!(!verify(&srs, &proof, &other_digest));
+}
+
+#[test]
+fn our_prover_works_with_bellpersons_generator_too() {
+    let circuit = RandomCircuit::new(Shape::Mixed, 200, 77);
+    let params = generate_random_parameters::<Bls12, _, _>(circuit.clone(), &mut rng(8)).unwrap();
+    assert_same_as_bellperson(circuit.clone(), &params, &circuit.public_inputs(), 9);
+}
+
+#[test]
+fn srs_round_trips_through_the_params_file_format() {
+    let circuit = RandomCircuit::new(Shape::Mixed, 150, 1);
+    let params = our_params(circuit.clone(), 2);
+    let mut bytes = Vec::new();
+    params.write(&mut bytes).unwrap();
+    let srs = Srs::from_bytes(&bytes, "mem.params".as_ref()).unwrap();
+    assert!(srs.to_parameters() == params, "decoded parameters differ");
+    assert_eq!(
+        srs.byte_size(),
+        (params.vk.ic.len() + params.h.len() + params.l.len() + params.a.len() + params.b_g1.len())
+            * 96
+            + params.b_g2.len() * 192
+    );
+}
+
+#[test]
+fn corrupt_or_truncated_params_are_errors() {
+    let circuit = RandomCircuit::new(Shape::Mixed, 100, 3);
+    let params = our_params(circuit, 4);
+    let mut bytes = Vec::new();
+    params.write(&mut bytes).unwrap();
+    for cut in [0, 10, 900, bytes.len() / 2, bytes.len() - 1] {
+        match Srs::from_bytes(&bytes[..cut], "cut.params".as_ref()) {
+            Err(Groth16Error::CorruptParams { path, reason }) => {
+                assert_eq!(path, std::path::Path::new("cut.params"));
+                assert!(reason.contains("truncated"), "{reason}");
+            }
+            other => panic!("cut at {cut}: expected CorruptParams, got {other:?}"),
+        }
+    }
+    // Flip bytes inside the first h point: no longer on the curve.
+    let h_start = 864 + 4 + params.vk.ic.len() * 96 + 4;
+    let mut corrupt = bytes.clone();
+    corrupt[h_start + 50] ^= 0x55;
+    assert!(matches!(
+        Srs::from_bytes(&corrupt, "bad.params".as_ref()),
+        Err(Groth16Error::CorruptParams { .. })
+    ));
+    // A missing file names the file.
+    let err = Srs::read_file("/nonexistent/x.params".as_ref()).unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/x.params"), "{err}");
+}
+
+#[test]
+fn srs_too_small_and_shape_mismatch_are_errors() {
+    let small = RandomCircuit::new(Shape::Mixed, 60, 5);
+    let srs = Arc::new(Srs::from_parameters(&our_params(small, 6)));
+    let big = synthesize(
+        RandomCircuit::new(Shape::Mixed, 600, 5),
+        AbcBuffers::default(),
+    )
+    .unwrap();
+    let r = Randomness::random(&mut rng(1));
+    assert!(matches!(
+        CpuBackend.prove(big, &srs, r),
+        Err(Groth16Error::SrsTooSmall { .. })
+    ));
+
+    let mut more_inputs = RandomCircuit::new(Shape::Mixed, 60, 5);
+    more_inputs.inputs = 4;
+    let asg = synthesize(more_inputs, AbcBuffers::default()).unwrap();
+    assert!(matches!(
+        CpuBackend.prove(asg, &srs, r),
+        Err(Groth16Error::ShapeMismatch(_))
+    ));
+
+    let mut broken = synthesize(
+        RandomCircuit::new(Shape::Mixed, 60, 5),
+        AbcBuffers::default(),
+    )
+    .unwrap();
+    broken.abc.c.pop();
+    assert!(matches!(
+        CpuBackend.prove(broken, &srs, r),
+        Err(Groth16Error::ShapeMismatch(_))
+    ));
+}
+
+#[test]
+fn prove_start_releases_the_abc_buffers() {
+    let circuit = RandomCircuit::new(Shape::Mixed, 100, 11);
+    let srs = Arc::new(Srs::from_parameters(&our_params(circuit.clone(), 12)));
+    let buffers = AbcBuffers::with_capacity(256);
+    let ptr = buffers.a.as_ptr();
+    let asg = synthesize(circuit.clone(), buffers).unwrap();
+    assert_eq!(
+        asg.abc.a.as_ptr(),
+        ptr,
+        "synthesis wrote into the caller's buffer"
+    );
+    let started = CpuBackend
+        .prove_start(asg, &srs, Randomness::random(&mut rng(1)))
+        .unwrap();
+    assert!(started.released.is_empty());
+    assert_eq!(
+        started.released.a.as_ptr(),
+        ptr,
+        "the same buffer comes back"
+    );
+    let proof = CpuBackend.prove_finish(started.pending).unwrap();
+    assert!(verify(&srs, &proof, &circuit.public_inputs()));
+}
