@@ -1,0 +1,71 @@
+//! `prover` group: our CPU backend (synthesis + prove) against bellperson's
+//! `create_proof_batch` (synthesis + prove) on the same circuits, parameters and (r, s).
+
+mod common;
+
+use std::sync::Arc;
+
+use bellperson::groth16::{create_proof_batch, Parameters};
+use bellperson::Circuit;
+use blstrs::{Bls12, Scalar};
+use common::{interleaved, report, selected};
+use cuzk::groth16::paramgen;
+use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
+use cuzk::groth16::{synthesize, AbcBuffers, CpuBackend, ProverBackend, Randomness, Srs};
+use rand::SeedableRng;
+
+fn case<C: Circuit<Scalar> + Clone + Send>(name: &str, blank: C, circuit: C, runs: usize) {
+    if !selected(name) {
+        return;
+    }
+    eprintln!("{name}: generating parameters");
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+    let params: Parameters<Bls12> = paramgen::generate(blank, &mut rng, &|_, _| {}).unwrap();
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let randomness = Randomness::random(&mut rng);
+    let ours = || {
+        let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+        CpuBackend.prove(asg, &srs, randomness).unwrap()
+    };
+    let base = || {
+        create_proof_batch::<Bls12, _, _>(
+            vec![circuit.clone()],
+            &params,
+            vec![randomness.r],
+            vec![randomness.s],
+        )
+        .unwrap()
+        .remove(0)
+    };
+    assert_eq!(ours().to_bellperson(), base(), "{name}: proofs differ");
+    let (o, b) = interleaved(
+        runs,
+        || {
+            std::hint::black_box(ours());
+        },
+        || {
+            std::hint::black_box(base());
+        },
+    );
+    report(&format!("prover/{name}"), o, Some(b), runs, "");
+}
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    for (name, log, runs) in [("n16", 16u32, 7usize), ("n18", 18, 5), ("n20", 20, 3)] {
+        // Fill the domain 2^log without spilling over: circuit constraints + input constraints.
+        let constraints = (1usize << log) - 8;
+        let circuit = RandomCircuit::new(Shape::Mixed, constraints, 42);
+        case(name, circuit.clone(), circuit, runs);
+    }
+    let len = Sha256Preimage::len_for_blocks(9);
+    case(
+        "sha256",
+        Sha256Preimage {
+            len,
+            preimage: None,
+        },
+        Sha256Preimage::with_seed(len, 7),
+        5,
+    );
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs everything cuzk's build, tests and demo need on a fresh Debian machine. Idempotent:
+# each step checks first and does nothing when the tool is already there.
+#
+#   scripts/install-deps.sh            Rust toolchain components, C compiler, make
+#   scripts/install-deps.sh --cuda     also Debian's nvidia-cuda-toolkit (non-free)
+set -euo pipefail
+
+want_cuda=0
+for arg in "$@"; do
+  case "$arg" in
+    --cuda) want_cuda=1 ;;
+    *) echo "usage: $0 [--cuda]" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "install-deps: $*" >&2; }
+sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" -eq 0 ]; then sudo_if_needed apt-get update -qq; apt_updated=1; fi
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# C toolchain for blst (assembly + C) and make.
+for tool in gcc make; do
+  command -v "$tool" >/dev/null || { say "installing $tool"; apt_install build-essential; }
+done
+
+# Rust: cargo, rustfmt and clippy (the tests run fmt and clippy).
+if ! command -v cargo >/dev/null; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  else
+    say "installing Rust from Debian (cargo, rustc)"; apt_install cargo rustc
+  fi
+fi
+for component in rustfmt clippy; do
+  if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+    say "adding $component"
+    rustup component add "$component" 2>/dev/null || apt_install "rust-$component" || true
+  fi
+done
+
+if [ "$want_cuda" -eq 1 ] && ! command -v nvcc >/dev/null; then
+  say "installing nvidia-cuda-toolkit from Debian non-free"
+  if ! grep -Rqs "non-free" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    for f in /etc/apt/sources.list.d/debian.sources; do
+      [ -f "$f" ] && sudo_if_needed sed -i 's/^Components: main.*/Components: main contrib non-free non-free-firmware/' "$f"
+    done
+    apt_updated=0
+  fi
+  apt_install nvidia-cuda-toolkit
+fi
+
+say "ok: $(cargo --version), $(gcc --version | head -1)"
