@@ -28,12 +28,28 @@ enum Command {
         #[command(subcommand)]
         command: ParamsCommand,
     },
+    /// Real 2 KiB test data (sealed sectors, C1 outputs, vanilla proofs).
+    Testdata {
+        #[command(subcommand)]
+        command: TestdataCommand,
+    },
     /// Proves a SHA-256 preimage circuit on the CPU backend, verifies it, prints timings.
     Demo {
         /// SHA-256 blocks in the preimage (about 27K constraints each).
         #[arg(long, default_value_t = 4)]
         blocks: usize,
         /// Parameter directory (default: FIL_PROOFS_PARAMETER_CACHE or filecoin-proofs' default).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum TestdataCommand {
+    /// Seals two 2 KiB sectors with filecoin-proofs-api and writes C1 outputs, PoSt and
+    /// SnapDeals vanilla proofs and a manifest (reused when present).
+    Generate {
+        /// Output directory (default: $CUZK_CACHE/testdata-2k, CUZK_CACHE defaulting to ~/.cache/cuzk).
         #[arg(long)]
         dir: Option<PathBuf>,
     },
@@ -221,6 +237,20 @@ fn main() -> anyhow::Result<()> {
                 Ok(())
             }
         },
+        Command::Testdata {
+            command: TestdataCommand::Generate { dir },
+        } => {
+            let dir = dir.unwrap_or_else(cuzk::proofs::testdata::default_dir);
+            let t = Instant::now();
+            let data = cuzk::proofs::testdata::TestData::ensure(&dir)?;
+            println!(
+                "test data in {} ({} sealed sectors) after {:.1}s",
+                data.dir.display(),
+                data.manifest.porep.len(),
+                t.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
         Command::Demo { blocks, dir } => demo(blocks, dir.unwrap_or_else(default_dir)),
     }
 }

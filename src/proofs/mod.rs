@@ -1,5 +1,17 @@
 //! Filecoin proof kinds mapped onto circuits: which circuit each registered proof uses, where
-//! its parameters live, and (later) how requests become per-partition circuits.
+//! its parameters live, how requests become per-partition circuits, and the blocking prover.
 
 pub mod circuits;
+pub mod error;
 pub mod params;
+pub mod porep;
+pub mod post;
+pub mod prove;
+pub mod registry;
+pub mod request;
+pub mod snap;
+pub mod testdata;
+
+pub use error::{ProofError, ProofResult};
+pub use prove::{prove, prove_with_randomness, SrsCache};
+pub use request::{PartitionVisitor, ProofRequest};

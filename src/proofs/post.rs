@@ -1,0 +1,308 @@
+//! WinningPoSt and single-partition WindowPoSt from vanilla proofs (bincode
+//! `FallbackPoStSectorProof`), built as filecoin-proofs' `generate_*_with_vanilla` build them.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+
+use blstrs::Scalar;
+use filecoin_hashers::Hasher;
+use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
+use filecoin_proofs::types::PoStConfig;
+use filecoin_proofs::{
+    as_safe_commitment, partition_vanilla_proofs, single_partition_vanilla_proofs, with_shape,
+    FallbackPoStSectorProof, PoStType,
+};
+use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof, SectorId};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
+
+use super::circuits::CircuitKind;
+use super::error::{ProofError, ProofResult};
+use super::registry::{self, bytes32, prover_id};
+use super::request::PartitionVisitor;
+
+/// A parsed WinningPoSt or WindowPoSt (one partition) request.
+pub struct PostRequest {
+    /// The registered PoSt proof.
+    pub registered: RegisteredPoStProof,
+    /// Challenge randomness (32 bytes, a valid field element).
+    pub randomness: [u8; 32],
+    /// Prover id derived from the miner id.
+    pub prover_id: [u8; 32],
+    /// WindowPoSt partition index (None for WinningPoSt).
+    pub partition_index: Option<usize>,
+    /// Sector ids and replica commitments, in vanilla proof order.
+    pub sectors: Vec<(SectorId, [u8; 32])>,
+    /// `Vec<FallbackPoStSectorProof<Tree>>` for the sector shape.
+    vanilla: Box<dyn Any + Send + Sync>,
+}
+
+fn decode<Tree: 'static + MerkleTreeTrait>(
+    proofs: &[Vec<u8>],
+) -> ProofResult<(Box<dyn Any + Send + Sync>, Vec<(SectorId, [u8; 32])>)> {
+    let mut decoded: Vec<FallbackPoStSectorProof<Tree>> = Vec::with_capacity(proofs.len());
+    for (i, bytes) in proofs.iter().enumerate() {
+        let p: FallbackPoStSectorProof<Tree> = bincode::deserialize(bytes)
+            .map_err(|e| ProofError::malformed(format!("vanilla proof {i}"), e))?;
+        decoded.push(p);
+    }
+    let sectors = decoded
+        .iter()
+        .map(|p| {
+            let mut comm_r = [0u8; 32];
+            comm_r.copy_from_slice(p.comm_r.as_ref());
+            (p.sector_id, comm_r)
+        })
+        .collect();
+    Ok((Box::new(decoded), sectors))
+}
+
+impl PostRequest {
+    /// WinningPoSt: `registered` abi number 0-4, 32-byte randomness, miner id, vanilla proofs.
+    pub fn winning(
+        registered: u64,
+        randomness: &[u8],
+        miner_id: u64,
+        vanilla_proofs: &[Vec<u8>],
+    ) -> ProofResult<Self> {
+        let registered = registry::post_proof(registered)?;
+        if registered.typ() != PoStType::Winning {
+            return Err(ProofError::InvalidArgument(format!(
+                "{registered:?} is not a WinningPoSt proof type"
+            )));
+        }
+        Self::parse(registered, randomness, miner_id, vanilla_proofs, None)
+    }
+
+    /// One WindowPoSt partition: `registered` abi number 5-14, randomness, miner id, the vanilla
+    /// proofs of the partition's sectors, and the partition index.
+    pub fn window(
+        registered: u64,
+        randomness: &[u8],
+        miner_id: u64,
+        vanilla_proofs: &[Vec<u8>],
+        partition_index: usize,
+    ) -> ProofResult<Self> {
+        let registered = registry::post_proof(registered)?;
+        if registered.typ() != PoStType::Window {
+            return Err(ProofError::InvalidArgument(format!(
+                "{registered:?} is not a WindowPoSt proof type"
+            )));
+        }
+        Self::parse(
+            registered,
+            randomness,
+            miner_id,
+            vanilla_proofs,
+            Some(partition_index),
+        )
+    }
+
+    fn parse(
+        registered: RegisteredPoStProof,
+        randomness: &[u8],
+        miner_id: u64,
+        vanilla_proofs: &[Vec<u8>],
+        partition_index: Option<usize>,
+    ) -> ProofResult<Self> {
+        let randomness = bytes32("randomness", randomness)?;
+        if vanilla_proofs.is_empty() {
+            return Err(ProofError::InvalidArgument(
+                "vanilla_proofs cannot be an empty list".into(),
+            ));
+        }
+        let config = registered.as_v1_config();
+        if vanilla_proofs.len() > config.sector_count {
+            return Err(ProofError::InvalidArgument(format!(
+                "{} vanilla proofs for one partition of {} sectors",
+                vanilla_proofs.len(),
+                config.sector_count
+            )));
+        }
+        let size = u64::from(registered.sector_size());
+        let (vanilla, sectors) = with_shape!(size, decode, vanilla_proofs)?;
+        Ok(Self {
+            registered,
+            randomness,
+            prover_id: prover_id(miner_id),
+            partition_index,
+            sectors,
+            vanilla,
+        })
+    }
+
+    /// The parameter set used.
+    pub fn circuit_kind(&self) -> CircuitKind {
+        match self.partition_index {
+            None => CircuitKind::WinningPost(self.registered),
+            Some(_) => CircuitKind::WindowPost(self.registered),
+        }
+    }
+
+    /// "winning" or "window".
+    pub fn kind_name(&self) -> &'static str {
+        if self.partition_index.is_none() {
+            "winning"
+        } else {
+            "window"
+        }
+    }
+
+    /// The sectors proved, for messages.
+    pub fn subject(&self) -> String {
+        let ids: Vec<String> = self
+            .sectors
+            .iter()
+            .map(|(id, _)| u64::from(*id).to_string())
+            .collect();
+        match self.partition_index {
+            Some(p) => format!("sectors [{}] (partition index {p})", ids.join(", ")),
+            None => format!("sectors [{}]", ids.join(", ")),
+        }
+    }
+
+    /// See [`super::ProofRequest::visit_partition`] (PoSt requests have one circuit).
+    pub fn visit_partition(
+        &self,
+        visitor: Option<&mut impl PartitionVisitor>,
+    ) -> ProofResult<Vec<Scalar>> {
+        let size = u64::from(self.registered.sector_size());
+        with_shape!(size, post_circuit, self, visitor)
+    }
+
+    /// Verifies with filecoin-proofs-api's `verify_winning_post` / `verify_window_post`.
+    ///
+    /// A WindowPoSt partition proof is checked as filecoin-proofs checks a one-partition
+    /// WindowPoSt over exactly these sectors (challenges in PoSt V1_2 do not depend on the
+    /// partition index).
+    pub fn verify(&self, proof: &[u8]) -> ProofResult<bool> {
+        let replicas: BTreeMap<SectorId, PublicReplicaInfo> = self
+            .sectors
+            .iter()
+            .map(|(id, comm_r)| (*id, PublicReplicaInfo::new(self.registered, *comm_r)))
+            .collect();
+        let result = match self.partition_index {
+            None => filecoin_proofs_api::post::verify_winning_post(
+                &self.randomness,
+                proof,
+                &replicas,
+                self.prover_id,
+            ),
+            Some(_) => filecoin_proofs_api::post::verify_window_post(
+                &self.randomness,
+                &[(self.registered, proof)],
+                &replicas,
+                self.prover_id,
+            ),
+        };
+        result.map_err(ProofError::filecoin)
+    }
+}
+
+fn post_circuit<Tree: 'static + MerkleTreeTrait>(
+    req: &PostRequest,
+    visitor: Option<&mut impl PartitionVisitor>,
+) -> ProofResult<Vec<Scalar>> {
+    let vanilla = req
+        .vanilla
+        .downcast_ref::<Vec<FallbackPoStSectorProof<Tree>>>()
+        .ok_or_else(|| {
+            ProofError::InvalidArgument("vanilla proofs of another sector shape".into())
+        })?;
+    let config: PoStConfig = req.registered.as_v1_config();
+    let safe = |bytes: &[u8; 32], what: &str| -> ProofResult<<Tree::Hasher as Hasher>::Domain> {
+        as_safe_commitment(bytes, what).map_err(|e| ProofError::InvalidArgument(format!("{e:#}")))
+    };
+    let pub_inputs = fallback::PublicInputs {
+        randomness: safe(&req.randomness, "randomness")?,
+        prover_id: safe(&req.prover_id, "prover_id")?,
+        sectors: vanilla
+            .iter()
+            .map(|p| PublicSector {
+                id: p.sector_id,
+                comm_r: p.comm_r,
+            })
+            .collect(),
+        k: req.partition_index,
+    };
+    let (vanilla_params, partitions) = match req.partition_index {
+        None => (
+            winning_post_setup_params(&config).map_err(ProofError::filecoin)?,
+            None,
+        ),
+        Some(_) => {
+            let n = vanilla.len().div_ceil(config.sector_count);
+            (window_post_setup_params(&config), (n > 1).then_some(n))
+        }
+    };
+    let pp = <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::setup(
+        &compound_proof::SetupParams {
+            vanilla_params,
+            partitions,
+            priority: config.priority,
+        },
+    )
+    .map_err(ProofError::filecoin)?;
+    let partition_proof = match req.partition_index {
+        None => partition_vanilla_proofs(
+            &config,
+            &pp.vanilla_params,
+            &pub_inputs,
+            pp.partitions.unwrap_or(1),
+            vanilla,
+        )
+        .map_err(ProofError::filecoin)?
+        .swap_remove(0),
+        Some(_) => {
+            single_partition_vanilla_proofs(&config, &pp.vanilla_params, &pub_inputs, vanilla)
+                .map_err(ProofError::filecoin)?
+        }
+    };
+    if let Some(visitor) = visitor {
+        let circuit =
+            <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::circuit(
+                &pub_inputs,
+                Default::default(),
+                &partition_proof,
+                &pp.vanilla_params,
+                Some(0),
+            )
+            .map_err(ProofError::filecoin)?;
+        visitor.visit(circuit)?;
+    }
+    // WinningPoSt's verifier lists the sector once per challenged slot (sector_count times);
+    // the circuit repeats it the same way, so the inputs must be generated from that list.
+    let verifier_inputs = match req.partition_index {
+        None => fallback::PublicInputs {
+            sectors: (0..pp.vanilla_params.sector_count)
+                .flat_map(|_| pub_inputs.sectors.iter().cloned())
+                .collect(),
+            ..pub_inputs
+        },
+        Some(_) => pub_inputs,
+    };
+    <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::generate_public_inputs(
+        &verifier_inputs,
+        &pp.vanilla_params,
+        Some(0),
+    )
+    .map_err(ProofError::filecoin)
+}
+
+/// Concatenates single-partition WindowPoSt proofs in partition order, as filecoin-proofs'
+/// `merge_window_post_partition_proofs` does.
+pub fn merge_window_post_partition_proofs(partitions: &[Vec<u8>]) -> ProofResult<Vec<u8>> {
+    let mut out = Vec::with_capacity(partitions.len() * crate::groth16::PROOF_BYTES);
+    for (i, p) in partitions.iter().enumerate() {
+        if p.len() != crate::groth16::PROOF_BYTES {
+            return Err(ProofError::InvalidArgument(format!(
+                "partition proof {i} has {} bytes, expected {}",
+                p.len(),
+                crate::groth16::PROOF_BYTES
+            )));
+        }
+        out.extend_from_slice(p);
+    }
+    Ok(out)
+}

@@ -1,0 +1,105 @@
+//! A proof request: inputs parsed once into typed form, one circuit per partition on demand.
+
+use bellperson::Circuit;
+use blstrs::Scalar;
+
+use super::circuits::CircuitKind;
+use super::error::ProofResult;
+use super::{porep::PoRepRequest, post::PostRequest, snap::SnapDealsRequest};
+
+/// Receives the circuit of one partition (its concrete type depends on the sector shape).
+pub trait PartitionVisitor {
+    /// Called with the partition's circuit, ready to synthesize.
+    fn visit<C: Circuit<Scalar> + Send>(&mut self, circuit: C) -> ProofResult<()>;
+}
+
+/// Any Filecoin proof cuzk can make.
+pub enum ProofRequest {
+    /// PoRep C2 (seal commit phase 2).
+    PoRep(PoRepRequest),
+    /// WinningPoSt or one WindowPoSt partition.
+    Post(PostRequest),
+    /// SnapDeals empty sector update.
+    SnapDeals(SnapDealsRequest),
+}
+
+impl ProofRequest {
+    /// Which parameter set the request's circuits use.
+    pub fn circuit_kind(&self) -> CircuitKind {
+        match self {
+            Self::PoRep(r) => CircuitKind::Porep(r.registered),
+            Self::Post(r) => r.circuit_kind(),
+            Self::SnapDeals(r) => CircuitKind::SnapDeals(r.registered),
+        }
+    }
+
+    /// Short kind name for logs and errors ("porep", "winning", "window", "snap").
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::PoRep(_) => "porep",
+            Self::Post(r) => r.kind_name(),
+            Self::SnapDeals(_) => "snap",
+        }
+    }
+
+    /// What the proof is about, for messages (sector ids).
+    pub fn subject(&self) -> String {
+        match self {
+            Self::PoRep(r) => format!("sector {}", u64::from(r.sector_id)),
+            Self::Post(r) => r.subject(),
+            Self::SnapDeals(r) => format!("update of comm_r_old {}", hex8(&r.comm_r_old)),
+        }
+    }
+
+    /// Number of partitions (circuits, 192-byte proofs) of the request.
+    pub fn partitions(&self) -> usize {
+        match self {
+            Self::PoRep(r) => r.partitions(),
+            Self::Post(_) => 1,
+            Self::SnapDeals(r) => r.partitions(),
+        }
+    }
+
+    /// Builds partition `k`'s circuit and hands it to `visitor`; returns the public inputs
+    /// filecoin-proofs' verifier uses for that partition.
+    pub fn visit_partition(
+        &self,
+        k: usize,
+        visitor: Option<&mut impl PartitionVisitor>,
+    ) -> ProofResult<Vec<Scalar>> {
+        if k >= self.partitions() {
+            return Err(super::error::ProofError::InvalidArgument(format!(
+                "partition {k} out of range: the request has {} partition(s)",
+                self.partitions()
+            )));
+        }
+        match self {
+            Self::PoRep(r) => r.visit_partition(k, visitor),
+            Self::Post(r) => r.visit_partition(visitor),
+            Self::SnapDeals(r) => r.visit_partition(k, visitor),
+        }
+    }
+
+    /// Verifies the complete proof bytes with filecoin-proofs' own verifier.
+    pub fn verify(&self, proof: &[u8]) -> ProofResult<bool> {
+        match self {
+            Self::PoRep(r) => r.verify(proof),
+            Self::Post(r) => r.verify(proof),
+            Self::SnapDeals(r) => r.verify(proof),
+        }
+    }
+}
+
+/// The first 8 bytes of a commitment in hex, for messages.
+pub fn hex8(bytes: &[u8; 32]) -> String {
+    bytes[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A visitor that only wants the public inputs.
+pub struct NoCircuit;
+
+impl PartitionVisitor for NoCircuit {
+    fn visit<C: Circuit<Scalar> + Send>(&mut self, _: C) -> ProofResult<()> {
+        Ok(())
+    }
+}

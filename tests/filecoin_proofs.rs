@@ -1,0 +1,263 @@
+//! Every 2 KiB Filecoin kind through the split prover: filecoin-proofs-api's verifier accepts
+//! our proofs, they are byte-identical to bellperson's for the same circuits and (r, s), and
+//! bad inputs are typed errors.
+
+mod common;
+
+use bellperson::groth16::{create_proof, MappedParameters};
+use bellperson::Circuit;
+use blstrs::{Bls12, Scalar};
+use cuzk::groth16::paramgen::cache;
+use cuzk::groth16::{CpuBackend, Randomness};
+use cuzk::proofs::porep::PoRepRequest;
+use cuzk::proofs::post::{merge_window_post_partition_proofs, PostRequest};
+use cuzk::proofs::request::NoCircuit;
+use cuzk::proofs::snap::SnapDealsRequest;
+use cuzk::proofs::{
+    params, prove, prove_with_randomness, PartitionVisitor, ProofError, ProofRequest, ProofResult,
+    SrsCache,
+};
+use rand::SeedableRng;
+use storage_proofs_core::parameter_cache::read_cached_params;
+
+/// Proves a visited circuit with bellperson's prover.
+struct Bellperson<'a> {
+    params: &'a MappedParameters<Bls12>,
+    randomness: Randomness,
+    proof: Vec<u8>,
+}
+
+impl PartitionVisitor for Bellperson<'_> {
+    fn visit<C: Circuit<Scalar> + Send>(&mut self, circuit: C) -> ProofResult<()> {
+        let proof =
+            create_proof::<Bls12, _, _>(circuit, self.params, self.randomness.r, self.randomness.s)
+                .expect("bellperson proves");
+        proof.write(&mut self.proof).unwrap();
+        Ok(())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn every_kind_verifies_and_matches_bellperson_byte_for_byte() {
+    let fx = common::fixture();
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(77);
+    for (name, request) in fx.data.all_requests().unwrap() {
+        let randomness: Vec<Randomness> = (0..request.partitions())
+            .map(|_| Randomness::random(&mut rng))
+            .collect();
+        let (ours, timings) = prove_with_randomness(&request, &fx.srs, &CpuBackend, &randomness)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        eprintln!("{name}: {timings:?}");
+        assert_eq!(
+            ours.len(),
+            192 * request.partitions(),
+            "{name}: proof length"
+        );
+        assert!(
+            request.verify(&ours).unwrap(),
+            "{name}: filecoin-proofs rejects our proof"
+        );
+
+        let key = request.circuit_kind().cache_key().unwrap();
+        let mapped = read_cached_params(&cache::params_path(fx.srs.dir(), &key.id)).unwrap();
+        let mut theirs = Vec::new();
+        for (k, r) in randomness.iter().enumerate() {
+            let mut visitor = Bellperson {
+                params: &mapped,
+                randomness: *r,
+                proof: Vec::new(),
+            };
+            let inputs = request.visit_partition(k, Some(&mut visitor)).unwrap();
+            theirs.extend_from_slice(&visitor.proof);
+            if k == 0 {
+                let expected = &fx.data.manifest.public_inputs;
+                let (_, want) = expected.iter().find(|(n, _)| n == name).unwrap();
+                let got: Vec<String> = inputs.iter().map(|s| hex(&s.to_bytes_le())).collect();
+                assert_eq!(&got, want, "{name}: public inputs differ from the manifest");
+            }
+        }
+        assert_eq!(hex(&ours), hex(&theirs), "{name}: differs from bellperson");
+
+        if name == "window" {
+            let merged = merge_window_post_partition_proofs(&[ours.clone()]).unwrap();
+            let reference = filecoin_proofs_api::post::merge_window_post_partition_proofs(
+                filecoin_proofs_api::RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
+                vec![filecoin_proofs_api::PartitionSnarkProof(ours.clone())],
+            )
+            .unwrap();
+            assert_eq!(merged, reference);
+        }
+    }
+}
+
+#[test]
+fn a_proof_that_fails_the_reference_verifier_is_an_error_not_a_result() {
+    let fx = common::fixture();
+    let d = &fx.data;
+    let w = &d.manifest.window;
+    // Vanilla proofs out of sector order: the circuit is satisfied, but filecoin-proofs'
+    // verifier orders sectors by number, so the proof is for another statement. filecoin-proofs'
+    // own prover returns such a proof silently; ours must refuse it.
+    let mut vanilla: Vec<Vec<u8>> = w.vanilla_files.iter().map(|f| d.read(f).unwrap()).collect();
+    vanilla.reverse();
+    let randomness = cuzk::proofs::testdata::unhex(&w.randomness).unwrap();
+    let request = ProofRequest::Post(
+        PostRequest::window(w.registered, &randomness, d.manifest.miner_id, &vanilla, 0).unwrap(),
+    );
+    match prove(&request, &fx.srs, &CpuBackend) {
+        Err(ProofError::VerificationFailed { kind, subject, .. }) => {
+            assert_eq!(kind, "window");
+            assert!(subject.contains("sectors [2, 1]"), "{subject}");
+        }
+        other => panic!(
+            "expected a failed self-check, got {:?}",
+            other.map(|b| b.len())
+        ),
+    }
+    // A proof of another request does not verify either.
+    let other = prove(&d.winning_request().unwrap(), &fx.srs, &CpuBackend).unwrap();
+    assert!(!d.window_request().unwrap().verify(&other).unwrap_or(false));
+}
+
+fn expect_err<T>(result: ProofResult<T>, what: &str) -> ProofError {
+    match result {
+        Ok(_) => panic!("{what}: expected an error"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn bad_inputs_are_typed_errors() {
+    let fx = common::fixture();
+    let d = &fx.data;
+    let c1 = d.read(&d.manifest.porep[0].c1_file).unwrap();
+    let miner = d.manifest.miner_id;
+
+    let e = expect_err(
+        PoRepRequest::parse(b"{not json", 5, 1, miner),
+        "malformed JSON",
+    );
+    assert!(matches!(e, ProofError::Malformed { .. }), "{e}");
+    let e = expect_err(
+        PoRepRequest::parse(&c1[..c1.len() / 2], 5, 1, miner),
+        "truncated JSON",
+    );
+    assert!(matches!(e, ProofError::Malformed { .. }), "{e}");
+    let e = expect_err(
+        PoRepRequest::parse(&c1, 10, 1, miner),
+        "C1 for another proof",
+    );
+    assert!(
+        matches!(e, ProofError::RegisteredProofMismatch { .. }),
+        "{e}"
+    );
+    let e = expect_err(PoRepRequest::parse(&c1, 99, 1, miner), "unknown seal proof");
+    assert!(
+        matches!(e, ProofError::UnknownRegisteredProof { value: 99, .. }),
+        "{e}"
+    );
+    let e = expect_err(PoRepRequest::parse(&c1, 15, 1, miner), "NI-PoRep");
+    assert!(matches!(e, ProofError::NotSupported(_)), "{e}");
+
+    let w = &d.manifest.winning;
+    let randomness = cuzk::proofs::testdata::unhex(&w.randomness).unwrap();
+    let vanilla: Vec<Vec<u8>> = w.vanilla_files.iter().map(|f| d.read(f).unwrap()).collect();
+    let e = expect_err(
+        PostRequest::winning(0, &randomness, miner, &[]),
+        "empty vanilla",
+    );
+    assert!(matches!(e, ProofError::InvalidArgument(_)), "{e}");
+    let corrupt = vec![vanilla[0][..vanilla[0].len() / 3].to_vec()];
+    let e = expect_err(
+        PostRequest::winning(0, &randomness, miner, &corrupt),
+        "corrupt vanilla",
+    );
+    assert!(matches!(e, ProofError::Malformed { .. }), "{e}");
+    let e = expect_err(
+        PostRequest::winning(0, &[7u8; 33], miner, &vanilla),
+        "33-byte randomness",
+    );
+    assert!(matches!(e, ProofError::InvalidArgument(_)), "{e}");
+    let e = expect_err(
+        PostRequest::winning(5, &randomness, miner, &vanilla),
+        "window type",
+    );
+    assert!(matches!(e, ProofError::InvalidArgument(_)), "{e}");
+    let e = expect_err(
+        PostRequest::winning(42, &randomness, miner, &vanilla),
+        "unknown PoSt",
+    );
+    assert!(
+        matches!(e, ProofError::UnknownRegisteredProof { .. }),
+        "{e}"
+    );
+
+    let s = &d.manifest.snap;
+    let snap_vanilla: Vec<Vec<u8>> = s.vanilla_files.iter().map(|f| d.read(f).unwrap()).collect();
+    let comm = |h: &str| cuzk::proofs::testdata::unhex(h).unwrap();
+    let e = expect_err(
+        SnapDealsRequest::parse(
+            0,
+            &snap_vanilla,
+            &comm(&s.comm_r_old)[..31],
+            &comm(&s.comm_r_new),
+            &comm(&s.comm_d_new),
+        ),
+        "31-byte commitment",
+    );
+    assert!(matches!(e, ProofError::InvalidArgument(_)), "{e}");
+    let e = expect_err(
+        SnapDealsRequest::parse(
+            7,
+            &snap_vanilla,
+            &comm(&s.comm_r_old),
+            &comm(&s.comm_r_new),
+            &comm(&s.comm_d_new),
+        ),
+        "unknown update proof",
+    );
+    assert!(
+        matches!(e, ProofError::UnknownRegisteredProof { .. }),
+        "{e}"
+    );
+    let e = expect_err(
+        SnapDealsRequest::parse(
+            0,
+            &[],
+            &comm(&s.comm_r_old),
+            &comm(&s.comm_r_new),
+            &comm(&s.comm_d_new),
+        ),
+        "no partitions",
+    );
+    assert!(matches!(e, ProofError::InvalidArgument(_)), "{e}");
+
+    // Wrong partition index.
+    let porep = d.porep_request(0).unwrap();
+    let e = expect_err(
+        porep.visit_partition(1, None::<&mut NoCircuit>),
+        "partition 1 of 1",
+    );
+    assert!(matches!(e, ProofError::InvalidArgument(_)), "{e}");
+
+    // Missing parameters: the error names the file and the variable.
+    let empty = tempfile::tempdir().unwrap();
+    let e = expect_err(
+        prove(&porep, &SrsCache::new(empty.path()), &CpuBackend),
+        "missing parameters",
+    );
+    let msg = e.to_string();
+    assert!(matches!(e, ProofError::MissingParameters(_)), "{msg}");
+    assert!(
+        msg.contains(".params") && msg.contains(params::PARAMETER_CACHE_ENV),
+        "{msg}"
+    );
+
+    // The engine-facing request type keeps serving after all this.
+    let ok: ProofRequest = d.winning_request().unwrap();
+    assert_eq!(ok.partitions(), 1);
+}
