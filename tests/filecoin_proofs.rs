@@ -83,7 +83,7 @@ fn every_kind_verifies_and_matches_bellperson_byte_for_byte() {
         assert_eq!(hex(&ours), hex(&theirs), "{name}: differs from bellperson");
 
         if name == "window" {
-            let merged = merge_window_post_partition_proofs(&[ours.clone()]).unwrap();
+            let merged = merge_window_post_partition_proofs(std::slice::from_ref(&ours)).unwrap();
             let reference = filecoin_proofs_api::post::merge_window_post_partition_proofs(
                 filecoin_proofs_api::RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
                 vec![filecoin_proofs_api::PartitionSnarkProof(ours.clone())],

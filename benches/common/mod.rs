@@ -1,6 +1,9 @@
 //! Shared helpers for the benchmarks: interleaved timing, medians, and the one BENCH line per
 //! case that DESIGN.md section 8 specifies. Everything but BENCH lines goes to stderr.
 
+// Each benchmark binary uses a subset of these helpers.
+#![allow(dead_code)]
+
 use std::time::Instant;
 
 /// Milliseconds taken by `f`, with its result.

@@ -167,17 +167,12 @@ fn partition_circuit<Tree: 'static + MerkleTreeTrait>(
     })
     .map_err(ProofError::filecoin)?;
     if let Some(visitor) = visitor {
-        let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-            StackedDrg<'_, Tree, DefaultPieceHasher>,
-            _,
-        >>::circuit(
-            &public_inputs,
-            Default::default(),
-            &vanilla[k],
-            &pp.vanilla_params,
-            Some(k),
-        )
-        .map_err(ProofError::filecoin)?;
+        let circuit =
+            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+                StackedDrg<'_, Tree, DefaultPieceHasher>,
+                _,
+            >>::circuit(&public_inputs, (), &vanilla[k], &pp.vanilla_params, Some(k))
+            .map_err(ProofError::filecoin)?;
         visitor.visit(circuit)?;
     }
     <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<

@@ -38,9 +38,10 @@ pub struct PostRequest {
     vanilla: Box<dyn Any + Send + Sync>,
 }
 
-fn decode<Tree: 'static + MerkleTreeTrait>(
-    proofs: &[Vec<u8>],
-) -> ProofResult<(Box<dyn Any + Send + Sync>, Vec<(SectorId, [u8; 32])>)> {
+/// Decoded vanilla proofs (shape-specific, type-erased) and their sectors.
+type Decoded = (Box<dyn Any + Send + Sync>, Vec<(SectorId, [u8; 32])>);
+
+fn decode<Tree: 'static + MerkleTreeTrait>(proofs: &[Vec<u8>]) -> ProofResult<Decoded> {
     let mut decoded: Vec<FallbackPoStSectorProof<Tree>> = Vec::with_capacity(proofs.len());
     for (i, bytes) in proofs.iter().enumerate() {
         let p: FallbackPoStSectorProof<Tree> = bincode::deserialize(bytes)

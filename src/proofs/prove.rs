@@ -17,10 +17,13 @@ use super::params::params_file;
 use super::request::{PartitionVisitor, ProofRequest};
 use crate::groth16::{synthesize, verify, AbcBuffers, Assignment, ProverBackend, Randomness, Srs};
 
+/// One parameter set's slot: locked while it is being decoded, then holds it.
+type SrsSlot = Arc<Mutex<Option<Arc<Srs>>>>;
+
 /// Decoded parameter sets, loaded once per kind and shared by reference.
 pub struct SrsCache {
     dir: PathBuf,
-    entries: Mutex<HashMap<String, Arc<Mutex<Option<Arc<Srs>>>>>>,
+    entries: Mutex<HashMap<String, SrsSlot>>,
 }
 
 impl SrsCache {

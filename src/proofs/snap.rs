@@ -150,7 +150,7 @@ fn update_circuit<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     if let Some(visitor) = visitor {
         let circuit = <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
             &public_inputs,
-            Default::default(),
+            (),
             &vanilla[k],
             &pp.vanilla_params,
             Some(k),
