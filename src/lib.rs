@@ -8,6 +8,7 @@
 //! - [`ffi`]: the C ABI (`include/cuzk.h` is generated from it by cbindgen);
 //! - [`proofs`]: Filecoin proof kinds mapped onto circuits.
 
+pub mod engine;
 pub mod ffi;
 pub mod groth16;
 pub mod proofs;

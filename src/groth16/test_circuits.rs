@@ -92,8 +92,10 @@ pub struct RandomCircuit {
     pub constraints: usize,
     /// Extra public inputs besides ONE (ignored by `AuxOnly`).
     pub inputs: usize,
-    /// Seed for structure and witness.
+    /// Seed for the structure (which variables, which coefficients).
     pub seed: u64,
+    /// Seed for the witness values (circuits differing only here share parameters).
+    pub witness_seed: u64,
     /// Breaks the witness of the first constraint (the proof must then fail to verify).
     pub wrong_witness: bool,
 }
@@ -106,8 +108,15 @@ impl RandomCircuit {
             constraints,
             inputs: 3,
             seed,
+            witness_seed: seed,
             wrong_witness: false,
         }
+    }
+
+    /// The same circuit shape with other witness values.
+    pub fn with_witness(mut self, witness_seed: u64) -> Self {
+        self.witness_seed = witness_seed;
+        self
     }
 
     /// The public inputs this circuit allocates (without ONE), in allocation order.
@@ -124,6 +133,7 @@ impl RandomCircuit {
         cs: &mut CS,
         constraints: usize,
         rng: &mut ChaCha8Rng,
+        values: &mut ChaCha8Rng,
         first_part: bool,
     ) -> Result<(), SynthesisError> {
         let mut vars: Vec<(Variable, Scalar)> = vec![(CS::one(), Scalar::ONE)];
@@ -133,7 +143,7 @@ impl RandomCircuit {
             self.inputs
         };
         for i in 0..inputs {
-            let v = Scalar::random(&mut *rng);
+            let v = Scalar::random(&mut *values);
             vars.push((cs.alloc_input(|| format!("input {i}"), || Ok(v))?, v));
         }
         let base_aux = if self.shape == Shape::InputsOnly {
@@ -142,7 +152,7 @@ impl RandomCircuit {
             4
         };
         for i in 0..base_aux {
-            let v = Scalar::random(&mut *rng);
+            let v = Scalar::random(&mut *values);
             vars.push((cs.alloc(|| format!("aux {i}"), || Ok(v))?, v));
         }
         let mut hidden_from_a: Vec<bool> = vec![false; vars.len()];
@@ -187,8 +197,9 @@ impl RandomCircuit {
 impl Circuit<Scalar> for RandomCircuit {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let mut values = ChaCha8Rng::seed_from_u64(self.witness_seed ^ 0x5eed);
         if self.shape != Shape::Extended {
-            return self.part(cs, self.constraints, &mut rng, true);
+            return self.part(cs, self.constraints, &mut rng, &mut values, true);
         }
         let parts = 4;
         let per_part = self.constraints.div_ceil(parts);
@@ -196,10 +207,10 @@ impl Circuit<Scalar> for RandomCircuit {
             if CS::is_extensible() {
                 let mut sub = CS::new();
                 sub.alloc_input(|| "temp ONE", || Ok(Scalar::ONE))?;
-                self.part(&mut sub, per_part, &mut rng, p == 0)?;
+                self.part(&mut sub, per_part, &mut rng, &mut values, p == 0)?;
                 cs.extend(&sub);
             } else {
-                self.part(cs, per_part, &mut rng, p == 0)?;
+                self.part(cs, per_part, &mut rng, &mut values, p == 0)?;
             }
         }
         Ok(())

@@ -1,0 +1,51 @@
+//! Type-erased prover backends, so one engine type drives the CPU backend or a GPU one.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::groth16::{AbcBuffers, Assignment, Groth16Error, Proof, ProverBackend, Randomness, Srs};
+
+/// Pending work of an erased backend.
+pub type ErasedPending = Box<dyn Any + Send>;
+
+/// A [`ProverBackend`] behind a trait object.
+pub trait ErasedBackend: Send + Sync {
+    /// Backend name for status.
+    fn name(&self) -> String;
+    /// `prove_start`, returning the pending work and the released a/b/c buffers.
+    fn start(
+        &self,
+        assignment: Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> Result<(ErasedPending, AbcBuffers), Groth16Error>;
+    /// `prove_finish`.
+    fn finish(&self, pending: ErasedPending) -> Result<Proof, Groth16Error>;
+}
+
+impl<B> ErasedBackend for B
+where
+    B: ProverBackend,
+    B::Pending: 'static,
+{
+    fn name(&self) -> String {
+        ProverBackend::name(self)
+    }
+
+    fn start(
+        &self,
+        assignment: Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> Result<(ErasedPending, AbcBuffers), Groth16Error> {
+        let started = self.prove_start(assignment, srs, randomness)?;
+        Ok((Box::new(started.pending), started.released))
+    }
+
+    fn finish(&self, pending: ErasedPending) -> Result<Proof, Groth16Error> {
+        let pending = pending
+            .downcast::<B::Pending>()
+            .map_err(|_| Groth16Error::ShapeMismatch("pending work of another backend".into()))?;
+        self.prove_finish(*pending)
+    }
+}

@@ -1,0 +1,125 @@
+//! Engine configuration: defaults that work on a laptop, a TOML file or string, and `CUZK_*`
+//! environment overrides.
+
+use serde::Deserialize;
+
+/// How the engine is sized.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// CPU synthesis workers (default: half the cores, at least 1).
+    pub synthesis_workers: usize,
+    /// Prover workers per backend (default 1).
+    pub prover_workers: usize,
+    /// a/b/c buffer sets in the pool (default: synthesis + prover workers + 1). Synthesis
+    /// cannot run further ahead than this.
+    pub pool_buffers: usize,
+    /// Constraints each pool buffer is sized for at open (0: sized by the first use).
+    pub buffer_constraints: usize,
+    /// Memory budget in bytes for SRS, pool buffers and synthesized partitions (default: 3/4
+    /// of physical memory).
+    pub memory_budget: u64,
+    /// Call `malloc_trim` after each job (Linux; outside every lock).
+    pub malloc_trim: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let synthesis_workers = (cores / 2).max(1);
+        Self {
+            synthesis_workers,
+            prover_workers: 1,
+            pool_buffers: synthesis_workers + 2,
+            buffer_constraints: 0,
+            memory_budget: physical_memory() / 4 * 3,
+            malloc_trim: cfg!(target_os = "linux"),
+        }
+    }
+}
+
+fn physical_memory() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages > 0 && size > 0 {
+        pages as u64 * size as u64
+    } else {
+        8 << 30
+    }
+}
+
+impl Config {
+    /// Parses TOML (unknown keys are errors; missing keys keep their defaults).
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| format!("invalid engine config: {e}"))
+    }
+
+    /// Applies `CUZK_SYNTHESIS_WORKERS`, `CUZK_PROVER_WORKERS`, `CUZK_POOL_BUFFERS`,
+    /// `CUZK_BUFFER_CONSTRAINTS`, `CUZK_MEMORY_BUDGET`, `CUZK_MALLOC_TRIM` when set.
+    pub fn with_env_overrides(mut self) -> Result<Self, String> {
+        fn var<T: std::str::FromStr>(name: &str) -> Result<Option<T>, String> {
+            match std::env::var(name) {
+                Ok(v) => v
+                    .trim()
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| format!("{name}={v} is not valid")),
+                Err(_) => Ok(None),
+            }
+        }
+        if let Some(v) = var("CUZK_SYNTHESIS_WORKERS")? {
+            self.synthesis_workers = v;
+        }
+        if let Some(v) = var("CUZK_PROVER_WORKERS")? {
+            self.prover_workers = v;
+        }
+        if let Some(v) = var("CUZK_POOL_BUFFERS")? {
+            self.pool_buffers = v;
+        }
+        if let Some(v) = var("CUZK_BUFFER_CONSTRAINTS")? {
+            self.buffer_constraints = v;
+        }
+        if let Some(v) = var("CUZK_MEMORY_BUDGET")? {
+            self.memory_budget = v;
+        }
+        if let Some(v) = var("CUZK_MALLOC_TRIM")? {
+            self.malloc_trim = v;
+        }
+        Ok(self)
+    }
+
+    /// Rejects configurations that cannot work.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.synthesis_workers == 0 || self.prover_workers == 0 || self.pool_buffers == 0 {
+            return Err(
+                "synthesis_workers, prover_workers and pool_buffers must be at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_overrides_defaults_and_rejects_unknown_keys() {
+        let c = Config::from_toml("synthesis_workers = 3\nmemory_budget = 1000").unwrap();
+        assert_eq!(c.synthesis_workers, 3);
+        assert_eq!(c.memory_budget, 1000);
+        assert_eq!(c.prover_workers, Config::default().prover_workers);
+        assert!(Config::from_toml("synthesis_wrokers = 3").is_err());
+        assert!(Config {
+            pool_buffers: 0,
+            ..Config::default()
+        }
+        .validate()
+        .is_err());
+    }
+}

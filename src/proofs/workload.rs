@@ -1,0 +1,108 @@
+//! Filecoin requests as engine workloads: priority by kind, SRS by parameter file, synthesis
+//! into the engine's pool buffers, and filecoin-proofs' verifier as the self-check.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bellperson::Circuit;
+use blstrs::Scalar;
+
+use super::error::ProofResult;
+use super::params::params_file;
+use super::request::{PartitionVisitor, ProofRequest};
+use crate::engine::{Priority, Workload};
+use crate::groth16::{synthesize, AbcBuffers, Assignment, Srs};
+
+/// A [`ProofRequest`] the engine can schedule.
+pub struct FilecoinWorkload {
+    request: ProofRequest,
+    params_dir: PathBuf,
+}
+
+impl FilecoinWorkload {
+    /// Wraps a parsed request; parameters are read from `params_dir` when first needed.
+    pub fn new(request: ProofRequest, params_dir: impl Into<PathBuf>) -> Arc<Self> {
+        Arc::new(Self {
+            request,
+            params_dir: params_dir.into(),
+        })
+    }
+
+    /// The request.
+    pub fn request(&self) -> &ProofRequest {
+        &self.request
+    }
+}
+
+/// Synthesizes the visited circuit into buffers the engine lent.
+struct IntoBuffers {
+    buffers: Option<AbcBuffers>,
+    out: Option<Assignment>,
+}
+
+impl PartitionVisitor for IntoBuffers {
+    fn visit<C: Circuit<Scalar> + Send>(&mut self, circuit: C) -> ProofResult<()> {
+        let buffers = self.buffers.take().unwrap_or_default();
+        self.out = Some(synthesize(circuit, buffers)?);
+        Ok(())
+    }
+}
+
+impl Workload for FilecoinWorkload {
+    fn kind(&self) -> String {
+        self.request.kind_name().to_string()
+    }
+
+    fn priority(&self) -> Priority {
+        match self.request.kind_name() {
+            "winning" => Priority::Critical,
+            "window" => Priority::High,
+            _ => Priority::Normal,
+        }
+    }
+
+    fn partitions(&self) -> usize {
+        self.request.partitions()
+    }
+
+    fn srs_key(&self) -> String {
+        self.request
+            .circuit_kind()
+            .cache_key()
+            .map(|k| k.id)
+            .unwrap_or_else(|_| self.request.circuit_kind().name())
+    }
+
+    fn load_srs(&self) -> Result<Arc<Srs>, String> {
+        let path = params_file(self.request.circuit_kind(), &self.params_dir)
+            .map_err(|e| format!("{e:#}"))?;
+        Srs::read_file(&path)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    }
+
+    fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String> {
+        let mut visitor = IntoBuffers {
+            buffers: Some(buffers),
+            out: None,
+        };
+        self.request
+            .visit_partition(k, Some(&mut visitor))
+            .map_err(|e| e.to_string())?;
+        visitor
+            .out
+            .ok_or_else(|| "no circuit was built".to_string())
+    }
+
+    fn verify(&self, proof: &[u8]) -> Result<(), String> {
+        match self.request.verify(proof) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(format!(
+                "{} proof for {} does not verify",
+                self.request.kind_name(),
+                self.request.subject()
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! The engine with small synthetic circuits: concurrency, priorities, budget, cancellation,
+//! failures and close. Every proof is checked with bellperson's verifier.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bellperson::groth16::Parameters;
+use blstrs::Bls12;
+use cuzk::engine::{Config, Engine, EngineError, JobId, Priority, Workload};
+use cuzk::groth16::paramgen;
+use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
+use cuzk::groth16::{synthesize, verify, AbcBuffers, Assignment, Proof, Srs};
+use rand::SeedableRng;
+
+/// Random circuits of one size sharing one SRS; each partition uses its own seed.
+struct Synthetic {
+    srs: Arc<Srs>,
+    key: String,
+    constraints: usize,
+    partitions: usize,
+    priority: Priority,
+    seed: u64,
+    panic_in: Option<usize>,
+}
+
+impl Synthetic {
+    fn circuit(&self, k: usize) -> RandomCircuit {
+        RandomCircuit::new(Shape::Mixed, self.constraints, 0)
+            .with_witness(self.seed * 1000 + k as u64)
+    }
+}
+
+impl Workload for Synthetic {
+    fn kind(&self) -> String {
+        format!("synthetic-{:?}", self.priority)
+    }
+    fn priority(&self) -> Priority {
+        self.priority
+    }
+    fn partitions(&self) -> usize {
+        self.partitions
+    }
+    fn srs_key(&self) -> String {
+        self.key.clone()
+    }
+    fn load_srs(&self) -> Result<Arc<Srs>, String> {
+        Ok(Arc::clone(&self.srs))
+    }
+    fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String> {
+        if self.panic_in == Some(k) {
+            panic!("synthetic failure in partition {k}");
+        }
+        synthesize(self.circuit(k), buffers).map_err(|e| e.to_string())
+    }
+    fn verify(&self, proof: &[u8]) -> Result<(), String> {
+        check(self, proof)
+            .then_some(())
+            .ok_or_else(|| "does not verify".into())
+    }
+}
+
+/// Independent check with bellperson's verifier.
+fn check(w: &Synthetic, proof: &[u8]) -> bool {
+    proof.len() == 192 * w.partitions
+        && proof.chunks(192).enumerate().all(|(k, bytes)| {
+            let p = bellperson::groth16::Proof::<Bls12>::read(bytes).unwrap();
+            let mut inputs = vec![];
+            inputs.extend(w.circuit(k).public_inputs());
+            verify(&w.srs, &Proof::from(p), &inputs)
+        })
+}
+
+/// Parameters for random circuits of `constraints` constraints (same shape for every seed).
+fn srs(constraints: usize) -> Arc<Srs> {
+    type SrsBySize = std::sync::Mutex<Vec<(usize, Arc<Srs>)>>;
+    static CACHE: OnceLock<SrsBySize> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut c = cache.lock().unwrap();
+    if let Some((_, s)) = c.iter().find(|(n, _)| *n == constraints) {
+        return Arc::clone(s);
+    }
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(constraints as u64);
+    let params: Parameters<Bls12> = paramgen::generate(
+        RandomCircuit::new(Shape::Mixed, constraints, 0),
+        &mut rng,
+        &|_, _| {},
+    )
+    .unwrap();
+    let s = Arc::new(Srs::from_parameters(&params));
+    c.push((constraints, Arc::clone(&s)));
+    s
+}
+
+fn job(constraints: usize, partitions: usize, priority: Priority, seed: u64) -> Arc<Synthetic> {
+    Arc::new(Synthetic {
+        srs: srs(constraints),
+        key: format!("synthetic-{constraints}"),
+        constraints,
+        partitions,
+        priority,
+        seed,
+        panic_in: None,
+    })
+}
+
+fn config(synth: usize, pool: usize) -> Config {
+    Config {
+        synthesis_workers: synth,
+        prover_workers: 1,
+        pool_buffers: pool,
+        buffer_constraints: 0,
+        memory_budget: 4 << 30,
+        malloc_trim: true,
+    }
+}
+
+#[test]
+fn two_hundred_jobs_from_eight_threads_all_complete_verified() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let engine = Arc::new(Engine::open_cpu(config(2, 4)).unwrap());
+    let threads: Vec<_> = (0..8u64)
+        .map(|t| {
+            let engine = Arc::clone(&engine);
+            std::thread::spawn(move || {
+                let jobs: Vec<(JobId, Arc<Synthetic>)> = (0..25u64)
+                    .map(|i| {
+                        let prio = [Priority::Normal, Priority::High, Priority::Critical]
+                            [(i % 3) as usize];
+                        let w = job(120, 1 + (i % 2) as usize, prio, t * 100 + i);
+                        (engine.submit(w.clone()).unwrap(), w)
+                    })
+                    .collect();
+                jobs.into_iter()
+                    .map(|(id, w)| {
+                        let proof = engine.await_job(id, None).unwrap();
+                        assert!(check(&w, &proof), "job {id:?} returned a bad proof");
+                        id
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<JobId> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 200, "every job completed exactly once");
+    let status = engine.status();
+    assert_eq!(status.completed, 200);
+    assert_eq!(status.failed + status.cancelled, 0);
+    assert_eq!(status.jobs_active, 0);
+    assert_eq!(
+        status.pool_free, status.pool_buffers,
+        "every buffer came back"
+    );
+    assert!(status
+        .to_prometheus()
+        .contains("cuzk_jobs_completed_total 200"));
+}
+
+#[test]
+fn winning_post_overtakes_a_backlog() {
+    let engine = Engine::open_cpu(config(1, 2)).unwrap();
+    let backlog: Vec<JobId> = (0..8)
+        .map(|i| {
+            engine
+                .submit(job(3000, 2, Priority::Normal, 500 + i))
+                .unwrap()
+        })
+        .collect();
+    let started_before = engine.start_order().len();
+    let critical = engine.submit(job(120, 1, Priority::Critical, 999)).unwrap();
+    engine.await_job(critical, None).unwrap();
+    for id in &backlog {
+        engine.await_job(*id, None).unwrap();
+    }
+    let starts = engine.start_order();
+    let position = starts.iter().position(|(id, _)| *id == critical).unwrap();
+    // One synthesis worker: it may have taken at most one more backlog partition between our
+    // reading of the start log and the submission.
+    assert!(
+        position <= started_before + 1,
+        "critical job started at {position}, {started_before} partitions had started before it was submitted"
+    );
+    let finish = engine.finish_order();
+    let critical_done = finish.iter().position(|id| *id == critical).unwrap();
+    let backlog_done = finish.iter().filter(|id| backlog.contains(id)).count();
+    let backlog_before = finish[..critical_done]
+        .iter()
+        .filter(|id| backlog.contains(id))
+        .count();
+    assert!(
+        backlog_before < backlog_done / 2,
+        "critical finished after most of the backlog"
+    );
+}
+
+#[test]
+fn budget_holds_under_a_burst_oversize_is_refused_and_cancel_frees() {
+    let srs_bytes = srs(2000).byte_size() as u64;
+    // Room for the SRS, the pool (3 sets of 3 x 2048 scalars) and about two synthesized
+    // partitions (~65 KB each): the budget, not the pool, limits the lookahead.
+    let pool_bytes = 3 * 3 * 2048 * 32;
+    let budget = srs_bytes + pool_bytes + 150_000;
+    let cfg = Config {
+        memory_budget: budget,
+        buffer_constraints: 2048,
+        ..config(2, 3)
+    };
+    let engine = Engine::open_cpu(cfg).unwrap();
+    let jobs: Vec<JobId> = (0..12)
+        .map(|i| {
+            engine
+                .submit(job(2000, 2, Priority::Normal, 40 + i))
+                .unwrap()
+        })
+        .collect();
+    engine.cancel(jobs[11]).unwrap();
+    assert_eq!(
+        engine.await_job(jobs[11], None),
+        Err(EngineError::Cancelled)
+    );
+    for id in &jobs[..11] {
+        engine.await_job(*id, None).unwrap();
+    }
+    let status = engine.status();
+    assert!(
+        status.budget_high_water <= budget,
+        "{} > {budget}",
+        status.budget_high_water
+    );
+    assert_eq!(status.cancelled, 1);
+    assert_eq!(status.pool_free, status.pool_buffers);
+    assert_eq!(
+        status.budget_used,
+        status.pool_bytes + status.srs_resident.iter().map(|r| r.1).sum::<u64>(),
+        "only the pool and resident parameters stay charged"
+    );
+
+    // Parameters larger than the whole budget: refused with a clear error, not a hang.
+    let huge = Engine::open_cpu(Config {
+        memory_budget: srs_bytes / 2,
+        ..config(1, 1)
+    })
+    .unwrap();
+    let e = huge.prove(job(2000, 1, Priority::Normal, 1)).unwrap_err();
+    assert!(matches!(e, EngineError::TooLarge(_)), "{e}");
+    let e = huge.submit(job(2000, 1, Priority::Normal, 2)).unwrap_err();
+    assert!(
+        matches!(e, EngineError::TooLarge(_)),
+        "refused at submit once the size is known: {e}"
+    );
+}
+
+#[test]
+fn a_panicking_synthesis_fails_only_its_own_job() {
+    let engine = Engine::open_cpu(config(1, 2)).unwrap();
+    let bad = Arc::new(Synthetic {
+        panic_in: Some(1),
+        ..Arc::try_unwrap(job(120, 2, Priority::Normal, 7))
+            .ok()
+            .unwrap()
+    });
+    let bad_id = engine.submit(bad).unwrap();
+    let good = job(120, 1, Priority::Normal, 8);
+    let good_id = engine.submit(good.clone()).unwrap();
+    match engine.await_job(bad_id, None) {
+        Err(EngineError::Failed(msg)) => assert!(msg.contains("panicked"), "{msg}"),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    assert!(check(&good, &engine.await_job(good_id, None).unwrap()));
+    assert!(
+        engine.prove(job(120, 1, Priority::High, 9)).is_ok(),
+        "still serving"
+    );
+    let status = engine.status();
+    assert_eq!((status.failed, status.completed), (1, 2));
+    assert_eq!(
+        status.pool_free, status.pool_buffers,
+        "the panicking job's buffer was replaced"
+    );
+}
+
+#[test]
+fn close_with_jobs_in_flight_returns_and_later_calls_fail() {
+    let engine = Engine::open_cpu(config(2, 3)).unwrap();
+    let ids: Vec<JobId> = (0..20)
+        .map(|i| {
+            engine
+                .submit(job(3000, 2, Priority::Normal, 300 + i))
+                .unwrap()
+        })
+        .collect();
+    engine.close();
+    let status = engine.status();
+    assert!(status.closed);
+    assert_eq!(
+        (status.pool_bytes, status.budget_used),
+        (0, 0),
+        "everything freed"
+    );
+    assert_eq!(
+        engine.submit(job(120, 1, Priority::Low, 1)).unwrap_err(),
+        EngineError::Closed
+    );
+    assert_eq!(engine.cancel(ids[0]).unwrap_err(), EngineError::Closed);
+    for id in ids {
+        match engine.await_job(id, Some(Duration::from_secs(5))) {
+            Ok(_) | Err(EngineError::Closed) => {}
+            other => panic!("job {id:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn await_times_out_and_unknown_jobs_are_errors() {
+    let engine = Engine::open_cpu(config(1, 1)).unwrap();
+    assert_eq!(
+        engine.await_job(JobId(42), None),
+        Err(EngineError::UnknownJob(42))
+    );
+    let id = engine.submit(job(3000, 4, Priority::Low, 5)).unwrap();
+    assert_eq!(
+        engine.await_job(id, Some(Duration::from_millis(1))),
+        Err(EngineError::Timeout(id.0))
+    );
+    engine.await_job(id, None).unwrap();
+    assert_eq!(
+        engine.await_job(id, None),
+        Err(EngineError::UnknownJob(id.0)),
+        "results are handed out once"
+    );
+}
