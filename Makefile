@@ -10,7 +10,7 @@ FIL_PROOFS_PARAMETER_CACHE ?= $(CUZK_CACHE)/params
 export FIL_PROOFS_PARAMETER_CACHE
 CARGO ?= cargo
 BENCH ?=
-BENCH_GROUPS := prover params proofs
+BENCH_GROUPS := prover params proofs engine
 
 .PHONY: deps build demo test lint bench header
 

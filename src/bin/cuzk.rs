@@ -53,6 +53,15 @@ enum TestdataCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Proves one test request with filecoin-proofs-api's own function (the baseline of the
+    /// engine benchmark's process-per-proof case) and prints the proof size.
+    ProveReference {
+        /// porep-v1_1, porep-synth, winning, window or snap.
+        name: String,
+        /// Test data directory (default: $CUZK_CACHE/testdata-2k).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -237,6 +246,15 @@ fn main() -> anyhow::Result<()> {
                 Ok(())
             }
         },
+        Command::Testdata {
+            command: TestdataCommand::ProveReference { name, dir },
+        } => {
+            let dir = dir.unwrap_or_else(cuzk::proofs::testdata::default_dir);
+            let data = cuzk::proofs::testdata::TestData::load(&dir)?;
+            let proof = data.prove_with_filecoin_proofs(&name)?;
+            println!("{name}: {} bytes", proof.len());
+            Ok(())
+        }
         Command::Testdata {
             command: TestdataCommand::Generate { dir },
         } => {

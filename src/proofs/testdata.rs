@@ -220,6 +220,81 @@ impl TestData {
     }
 }
 
+impl TestData {
+    /// Proves request `name` (see [`TestData::all_requests`]) with filecoin-proofs-api's own
+    /// function on the same input: the baseline of the benchmarks.
+    pub fn prove_with_filecoin_proofs(&self, name: &str) -> Result<Vec<u8>> {
+        use filecoin_proofs_api::{post, seal, update, PartitionProofBytes};
+        let m = &self.manifest;
+        let prover = prover_id(m.miner_id);
+        let bytes32 = |h: &str| -> Result<[u8; 32]> {
+            unhex(h)?
+                .try_into()
+                .map_err(|_| anyhow::anyhow!("not 32 bytes"))
+        };
+        let files = |names: &[String]| -> Result<Vec<Vec<u8>>> {
+            names.iter().map(|f| self.read(f)).collect()
+        };
+        Ok(match name {
+            "porep-v1_1" | "porep-synth" => {
+                let sector = &m.porep[usize::from(name == "porep-synth")];
+                let c1: seal::SealCommitPhase1Output =
+                    serde_json::from_slice(&self.read(&sector.c1_file)?)?;
+                seal::seal_commit_phase2(c1, prover, SectorId::from(sector.sector))?.proof
+            }
+            "winning" => {
+                let w = &m.winning;
+                post::generate_winning_post_with_vanilla(
+                    super::registry::post_proof(w.registered)?,
+                    &bytes32(&w.randomness)?,
+                    prover,
+                    &files(&w.vanilla_files)?,
+                )?
+                .remove(0)
+                .1
+            }
+            "window" => {
+                let w = &m.window;
+                post::generate_single_window_post_with_vanilla(
+                    super::registry::post_proof(w.registered)?,
+                    &bytes32(&w.randomness)?,
+                    prover,
+                    &files(&w.vanilla_files)?,
+                    w.partition,
+                )?
+                .0
+            }
+            "snap" => {
+                let s = &m.snap;
+                update::generate_empty_sector_update_proof_with_vanilla(
+                    super::registry::update_proof(s.registered)?,
+                    files(&s.vanilla_files)?
+                        .into_iter()
+                        .map(PartitionProofBytes)
+                        .collect(),
+                    bytes32(&s.comm_r_old)?,
+                    bytes32(&s.comm_r_new)?,
+                    bytes32(&s.comm_d_new)?,
+                )?
+                .0
+            }
+            other => anyhow::bail!("unknown test request {other}"),
+        })
+    }
+
+    /// The request named `name` (see [`TestData::all_requests`]).
+    pub fn request(&self, name: &str) -> Result<ProofRequest> {
+        match name {
+            "porep-v1_1" => self.porep_request(0),
+            "porep-synth" => self.porep_request(1),
+            "winning" => self.winning_request(),
+            "window" => self.window_request(),
+            "snap" => self.snap_request(),
+            other => anyhow::bail!("unknown test request {other}"),
+        }
+    }
+}
+
 struct Sealed {
     sector: SealedSector,
     cache: PathBuf,
