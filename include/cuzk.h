@@ -14,12 +14,295 @@
 // Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
 #define CUZK_ABI_VERSION 1
 
+// Result code of every fallible `cuzk_*` call. On anything but `CUZK_OK` an owned message is
+// written to the call's `err` out-parameter (free it with `cuzk_string_free`).
+enum CuzkCode
+#ifdef __cplusplus
+  : int32_t
+#endif // __cplusplus
+ {
+  // Success.
+  CUZK_CODE_OK = 0,
+  // A required pointer argument was null.
+  CUZK_CODE_NULL_ARGUMENT = 1,
+  // The caller's input is invalid (malformed JSON, wrong lengths, unknown proof type ...).
+  CUZK_CODE_INVALID_INPUT = 2,
+  // Proving failed (synthesis, prover, self-check, missing parameters).
+  CUZK_CODE_PROOF_FAILED = 3,
+  // The job was cancelled.
+  CUZK_CODE_CANCELLED = 4,
+  // The engine is closed.
+  CUZK_CODE_CLOSED = 5,
+  // Waiting timed out; the job goes on.
+  CUZK_CODE_TIMEOUT = 6,
+  // No such job (or its result was already taken).
+  CUZK_CODE_UNKNOWN_JOB = 7,
+  // The request can never fit the memory budget.
+  CUZK_CODE_TOO_LARGE = 8,
+  // A panic was caught at the boundary (a bug in cuzk; the process is still sound).
+  CUZK_CODE_PANIC = 9,
+};
+#ifndef __cplusplus
+typedef int32_t CuzkCode;
+#endif // __cplusplus
+
+// An open engine (opaque to C). Created by `cuzk_engine_open`, released by
+// `cuzk_engine_close`. Calls on one handle may come from any thread, but not concurrently
+// with `cuzk_engine_close` on it.
+typedef struct CuzkEngine CuzkEngine;
+
+// A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null
+// only when `len` is 0.
+typedef struct CuzkSlice {
+  // First byte.
+  const uint8_t *ptr;
+  // Number of bytes.
+  size_t len;
+} CuzkSlice;
+
+// An owned byte buffer returned by cuzk; release it with `cuzk_bytes_free`.
+typedef struct CuzkBytes {
+  // First byte (null when empty).
+  uint8_t *ptr;
+  // Number of bytes.
+  size_t len;
+} CuzkBytes;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
+// Opens an engine. `config_toml` (nullable: defaults) is borrowed for the call; `CUZK_*`
+// environment variables override it. On success `*out` owns a handle to pass to
+// `cuzk_engine_close`. Parameters are read from `FIL_PROOFS_PARAMETER_CACHE`.
+//
+// # Safety
+// `config_toml` null or a NUL-terminated string; `out` writable; `err` null or writable.
+CuzkCode cuzk_engine_open(const char *config_toml, struct CuzkEngine **out, char **err);
+
+// Closes an engine and frees the handle: unfinished jobs fail with `CUZK_CLOSED`, buffers and
+// parameters are released. Null is ignored. The handle must not be used afterwards.
+//
+// # Safety
+// `e` null or a live handle, not used concurrently by another call.
+void cuzk_engine_close(struct CuzkEngine *e);
+
+// Queues a PoRep C2 job. `c1_json` (the C1 output) is borrowed for the call.
+// `registered_proof` is the `abi.RegisteredSealProof` number, or `UINT64_MAX` to take it
+// from the C1 output (as filecoin-ffi's `SealCommitPhase2`). On success `*job_out` is the job.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_porep(const struct CuzkEngine *e,
+                           const uint8_t *c1_json,
+                           size_t c1_len,
+                           uint64_t registered_proof,
+                           uint64_t sector_number,
+                           uint64_t miner_id,
+                           uint64_t *job_out,
+                           char **err);
+
+// Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
+// `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_winning_post(const struct CuzkEngine *e,
+                                  uint64_t registered_proof,
+                                  const uint8_t *randomness,
+                                  size_t randomness_len,
+                                  uint64_t miner_id,
+                                  const struct CuzkSlice *vanilla,
+                                  size_t n_vanilla,
+                                  uint64_t *job_out,
+                                  char **err);
+
+// Queues one WindowPoSt partition (`registered_proof` 5-14). Inputs borrowed as for
+// `cuzk_submit_winning_post`.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_window_post(const struct CuzkEngine *e,
+                                 uint64_t registered_proof,
+                                 const uint8_t *randomness,
+                                 size_t randomness_len,
+                                 uint64_t miner_id,
+                                 const struct CuzkSlice *vanilla,
+                                 size_t n_vanilla,
+                                 uint64_t partition_index,
+                                 uint64_t *job_out,
+                                 char **err);
+
+// Queues a SnapDeals update proof (`registered_proof` 0-4): one vanilla proof per partition
+// (bincode `PartitionProof`) and three 32-byte commitments, all borrowed for the call.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_snap_deals(const struct CuzkEngine *e,
+                                uint64_t registered_proof,
+                                const struct CuzkSlice *vanilla,
+                                size_t n_vanilla,
+                                struct CuzkSlice comm_r_old,
+                                struct CuzkSlice comm_r_new,
+                                struct CuzkSlice comm_d_new,
+                                uint64_t *job_out,
+                                char **err);
+
+// Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
+// (partition proofs in order; free with `cuzk_bytes_free`). The result is handed out once.
+//
+// # Safety
+// `proof_out` writable; `err` null or writable.
+CuzkCode cuzk_await(const struct CuzkEngine *e,
+                    uint64_t job,
+                    int64_t timeout_ms,
+                    struct CuzkBytes *proof_out,
+                    char **err);
+
+// Cancels a job; its waiters get `CUZK_CANCELLED`.
+//
+// # Safety
+// `err` null or writable.
+CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
+
+// Writes the engine status as JSON to `*json_out` (owned; free with `cuzk_string_free`).
+//
+// # Safety
+// `json_out` writable; `err` null or writable.
+CuzkCode cuzk_status_json(const struct CuzkEngine *e, char **json_out, char **err);
+
+// Frees a string returned by cuzk (error messages, JSON). Null is ignored.
+//
+// # Safety
+// `s` null or a string from cuzk, freed once.
+void cuzk_string_free(char *s);
+
+// Frees a byte buffer returned by cuzk and resets it to empty. Null is ignored.
+//
+// # Safety
+// `b` null or a buffer from cuzk, freed once.
+void cuzk_bytes_free(struct CuzkBytes *b);
+
 // Returns the C ABI version this library implements (compare with `CUZK_ABI_VERSION`).
 uint32_t cuzk_abi_version(void);
+
+// Initialises logging to stderr once (`filter` like `RUST_LOG`, e.g. "info" or
+// "cuzk=debug"; null: `RUST_LOG` or "warn"). Later calls do nothing.
+//
+// # Safety
+// `filter` null or a NUL-terminated string.
+void cuzk_init_logging(const char *filter);
+
+// Opens an engine. `config_toml` (nullable: defaults) is borrowed for the call; `CUZK_*`
+// environment variables override it. On success `*out` owns a handle to pass to
+// `cuzk_engine_close`. Parameters are read from `FIL_PROOFS_PARAMETER_CACHE`.
+//
+// # Safety
+// `config_toml` null or a NUL-terminated string; `out` writable; `err` null or writable.
+CuzkCode cuzk_engine_open(const char *config_toml, struct CuzkEngine **out, char **err);
+
+// Closes an engine and frees the handle: unfinished jobs fail with `CUZK_CLOSED`, buffers and
+// parameters are released. Null is ignored. The handle must not be used afterwards.
+//
+// # Safety
+// `e` null or a live handle, not used concurrently by another call.
+void cuzk_engine_close(struct CuzkEngine *e);
+
+// Queues a PoRep C2 job. `c1_json` (the C1 output) is borrowed for the call.
+// `registered_proof` is the `abi.RegisteredSealProof` number, or `UINT64_MAX` to take it
+// from the C1 output (as filecoin-ffi's `SealCommitPhase2`). On success `*job_out` is the job.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_porep(const struct CuzkEngine *e,
+                           const uint8_t *c1_json,
+                           size_t c1_len,
+                           uint64_t registered_proof,
+                           uint64_t sector_number,
+                           uint64_t miner_id,
+                           uint64_t *job_out,
+                           char **err);
+
+// Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
+// `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_winning_post(const struct CuzkEngine *e,
+                                  uint64_t registered_proof,
+                                  const uint8_t *randomness,
+                                  size_t randomness_len,
+                                  uint64_t miner_id,
+                                  const struct CuzkSlice *vanilla,
+                                  size_t n_vanilla,
+                                  uint64_t *job_out,
+                                  char **err);
+
+// Queues one WindowPoSt partition (`registered_proof` 5-14). Inputs borrowed as for
+// `cuzk_submit_winning_post`.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_window_post(const struct CuzkEngine *e,
+                                 uint64_t registered_proof,
+                                 const uint8_t *randomness,
+                                 size_t randomness_len,
+                                 uint64_t miner_id,
+                                 const struct CuzkSlice *vanilla,
+                                 size_t n_vanilla,
+                                 uint64_t partition_index,
+                                 uint64_t *job_out,
+                                 char **err);
+
+// Queues a SnapDeals update proof (`registered_proof` 0-4): one vanilla proof per partition
+// (bincode `PartitionProof`) and three 32-byte commitments, all borrowed for the call.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_snap_deals(const struct CuzkEngine *e,
+                                uint64_t registered_proof,
+                                const struct CuzkSlice *vanilla,
+                                size_t n_vanilla,
+                                struct CuzkSlice comm_r_old,
+                                struct CuzkSlice comm_r_new,
+                                struct CuzkSlice comm_d_new,
+                                uint64_t *job_out,
+                                char **err);
+
+// Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
+// (partition proofs in order; free with `cuzk_bytes_free`). The result is handed out once.
+//
+// # Safety
+// `proof_out` writable; `err` null or writable.
+CuzkCode cuzk_await(const struct CuzkEngine *e,
+                    uint64_t job,
+                    int64_t timeout_ms,
+                    struct CuzkBytes *proof_out,
+                    char **err);
+
+// Cancels a job; its waiters get `CUZK_CANCELLED`.
+//
+// # Safety
+// `err` null or writable.
+CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
+
+// Writes the engine status as JSON to `*json_out` (owned; free with `cuzk_string_free`).
+//
+// # Safety
+// `json_out` writable; `err` null or writable.
+CuzkCode cuzk_status_json(const struct CuzkEngine *e, char **json_out, char **err);
+
+// Frees a string returned by cuzk (error messages, JSON). Null is ignored.
+//
+// # Safety
+// `s` null or a string from cuzk, freed once.
+void cuzk_string_free(char *s);
+
+// Frees a byte buffer returned by cuzk and resets it to empty. Null is ignored.
+//
+// # Safety
+// `b` null or a buffer from cuzk, freed once.
+void cuzk_bytes_free(struct CuzkBytes *b);
 
 #ifdef __cplusplus
 }  // extern "C"

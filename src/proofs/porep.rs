@@ -65,9 +65,37 @@ impl PoRepRequest {
         sector_number: u64,
         miner_id: u64,
     ) -> ProofResult<Self> {
-        let registered = registry::seal_proof(registered)?;
+        Self::parse_inner(c1_json, Some(registered), sector_number, miner_id)
+    }
+
+    /// As [`PoRepRequest::parse`], taking the registered proof from the C1 output itself (what
+    /// filecoin-ffi's `SealCommitPhase2` does).
+    pub fn parse_any(c1_json: &[u8], sector_number: u64, miner_id: u64) -> ProofResult<Self> {
+        Self::parse_inner(c1_json, None, sector_number, miner_id)
+    }
+
+    fn parse_inner(
+        c1_json: &[u8],
+        registered: Option<u64>,
+        sector_number: u64,
+        miner_id: u64,
+    ) -> ProofResult<Self> {
+        let requested = registered.map(registry::seal_proof).transpose()?;
         let c1: SealCommitPhase1Output = serde_json::from_slice(c1_json)
             .map_err(|e| ProofError::malformed("C1 output JSON", e))?;
+        let registered = requested.unwrap_or(c1.registered_proof);
+        if matches!(
+            registered,
+            RegisteredSealProof::StackedDrg2KiBV1_2_Feat_NonInteractivePoRep
+                | RegisteredSealProof::StackedDrg8MiBV1_2_Feat_NonInteractivePoRep
+                | RegisteredSealProof::StackedDrg512MiBV1_2_Feat_NonInteractivePoRep
+                | RegisteredSealProof::StackedDrg32GiBV1_2_Feat_NonInteractivePoRep
+                | RegisteredSealProof::StackedDrg64GiBV1_2_Feat_NonInteractivePoRep
+        ) {
+            return Err(ProofError::NotSupported(format!(
+                "non-interactive PoRep ({registered:?}) is not supported yet"
+            )));
+        }
         if c1.registered_proof != registered {
             return Err(ProofError::RegisteredProofMismatch {
                 requested: format!("{registered:?}"),

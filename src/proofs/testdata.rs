@@ -27,7 +27,7 @@ use super::{porep::PoRepRequest, post::PostRequest, snap::SnapDealsRequest};
 /// Miner actor id used for all test data.
 pub const MINER_ID: u64 = 1000;
 /// Bumped whenever the layout or contents change, so stale caches are regenerated.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// A sealed test sector.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -457,6 +457,8 @@ pub fn generate(dir: &Path) -> Result<()> {
     let synth = seal(&tmp, 10, 2, &mut rng)?;
     let mut randomness: [u8; 32] = rng.gen();
     randomness[31] &= 0x3f;
+    // Raw copy for C and Go tests that do not parse the manifest.
+    fs::write(tmp.join("randomness.bin"), randomness)?;
     let winning = post_vanilla(&tmp, 0, randomness, &[&v1_1], "winning")?;
     let window = post_vanilla(&tmp, 10, randomness, &[&v1_1, &synth], "window")?;
     let snap = snap(&tmp, &v1_1, &mut rng)?;

@@ -1,0 +1,67 @@
+//! The C ABI's plain data types: result codes, borrowed input slices, owned output buffers.
+
+/// Result code of every fallible `cuzk_*` call. On anything but `CUZK_OK` an owned message is
+/// written to the call's `err` out-parameter (free it with `cuzk_string_free`).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CuzkCode {
+    /// Success.
+    Ok = 0,
+    /// A required pointer argument was null.
+    NullArgument = 1,
+    /// The caller's input is invalid (malformed JSON, wrong lengths, unknown proof type ...).
+    InvalidInput = 2,
+    /// Proving failed (synthesis, prover, self-check, missing parameters).
+    ProofFailed = 3,
+    /// The job was cancelled.
+    Cancelled = 4,
+    /// The engine is closed.
+    Closed = 5,
+    /// Waiting timed out; the job goes on.
+    Timeout = 6,
+    /// No such job (or its result was already taken).
+    UnknownJob = 7,
+    /// The request can never fit the memory budget.
+    TooLarge = 8,
+    /// A panic was caught at the boundary (a bug in cuzk; the process is still sound).
+    Panic = 9,
+}
+
+/// A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null
+/// only when `len` is 0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CuzkSlice {
+    /// First byte.
+    pub ptr: *const u8,
+    /// Number of bytes.
+    pub len: usize,
+}
+
+/// An owned byte buffer returned by cuzk; release it with `cuzk_bytes_free`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CuzkBytes {
+    /// First byte (null when empty).
+    pub ptr: *mut u8,
+    /// Number of bytes.
+    pub len: usize,
+}
+
+impl CuzkBytes {
+    /// Hands a vector to C.
+    pub fn from_vec(v: Vec<u8>) -> Self {
+        let boxed = v.into_boxed_slice();
+        let len = boxed.len();
+        let ptr = Box::into_raw(boxed).cast::<u8>();
+        Self { ptr, len }
+    }
+
+    /// An empty buffer.
+    pub fn empty() -> Self {
+        Self {
+            ptr: std::ptr::null_mut(),
+            len: 0,
+        }
+    }
+}
