@@ -73,7 +73,10 @@ fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Runs `f`, turning errors and panics into a code and a message in `*err`.
-pub fn call(err: *mut *mut c_char, f: impl FnOnce() -> Result<(), FfiError>) -> CuzkCode {
+///
+/// # Safety
+/// `err` must be null or point to a writable `char *`.
+pub unsafe fn call(err: *mut *mut c_char, f: impl FnOnce() -> Result<(), FfiError>) -> CuzkCode {
     if !err.is_null() {
         // SAFETY: non-null `char **` from the caller; start from a clean slate.
         unsafe { *err = std::ptr::null_mut() };
