@@ -68,6 +68,18 @@ typedef struct CuzkBytes {
   size_t len;
 } CuzkBytes;
 
+// Where a job's time went, in milliseconds (summed over partitions).
+typedef struct CuzkTimings {
+  // Submit to the first partition's synthesis.
+  double queue_ms;
+  // Synthesis.
+  double synth_ms;
+  // prove_start + prove_finish.
+  double prove_ms;
+  // The self-check with filecoin-proofs' verifier.
+  double verify_ms;
+} CuzkTimings;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -149,14 +161,16 @@ CuzkCode cuzk_submit_snap_deals(const struct CuzkEngine *e,
                                 char **err);
 
 // Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
-// (partition proofs in order; free with `cuzk_bytes_free`). The result is handed out once.
+// (partition proofs in order; free with `cuzk_bytes_free`) and, when `timings_out` is not
+// null, the job's phase timings are written there. The result is handed out once.
 //
 // # Safety
-// `proof_out` writable; `err` null or writable.
+// `proof_out` writable; `timings_out` null or writable; `err` null or writable.
 CuzkCode cuzk_await(const struct CuzkEngine *e,
                     uint64_t job,
                     int64_t timeout_ms,
                     struct CuzkBytes *proof_out,
+                    struct CuzkTimings *timings_out,
                     char **err);
 
 // Cancels a job; its waiters get `CUZK_CANCELLED`.
@@ -270,14 +284,16 @@ CuzkCode cuzk_submit_snap_deals(const struct CuzkEngine *e,
                                 char **err);
 
 // Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
-// (partition proofs in order; free with `cuzk_bytes_free`). The result is handed out once.
+// (partition proofs in order; free with `cuzk_bytes_free`) and, when `timings_out` is not
+// null, the job's phase timings are written there. The result is handed out once.
 //
 // # Safety
-// `proof_out` writable; `err` null or writable.
+// `proof_out` writable; `timings_out` null or writable; `err` null or writable.
 CuzkCode cuzk_await(const struct CuzkEngine *e,
                     uint64_t job,
                     int64_t timeout_ms,
                     struct CuzkBytes *proof_out,
+                    struct CuzkTimings *timings_out,
                     char **err);
 
 // Cancels a job; its waiters get `CUZK_CANCELLED`.

@@ -42,6 +42,15 @@ for component in rustfmt clippy; do
   fi
 done
 
+# Go (cgo) for the Go packages; go/go.mod needs Go >= 1.25.
+if ! command -v go >/dev/null; then
+  if [ -x /usr/local/go/bin/go ]; then
+    export PATH="/usr/local/go/bin:$PATH"
+  else
+    say "installing Go from Debian (may be older than go/go.mod wants)"; apt_install golang-go
+  fi
+fi
+
 if [ "$want_cuda" -eq 1 ] && ! command -v nvcc >/dev/null; then
   say "installing nvidia-cuda-toolkit from Debian non-free"
   if ! grep -Rqs "non-free" /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -53,4 +62,4 @@ if [ "$want_cuda" -eq 1 ] && ! command -v nvcc >/dev/null; then
   apt_install nvidia-cuda-toolkit
 fi
 
-say "ok: $(cargo --version), $(gcc --version | head -1)"
+say "ok: $(cargo --version), $(gcc --version | head -1), $(go version)"

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::guard::{bytes, call, non_null, slices, FfiError};
-use super::types::{CuzkBytes, CuzkCode, CuzkSlice};
+use super::types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
 use crate::engine::{Config, Engine, JobId, Workload};
 use crate::groth16::paramgen::cache::cache_dir;
 use crate::proofs::porep::PoRepRequest;
@@ -218,16 +218,18 @@ pub unsafe extern "C" fn cuzk_submit_snap_deals(
 }
 
 /// Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
-/// (partition proofs in order; free with `cuzk_bytes_free`). The result is handed out once.
+/// (partition proofs in order; free with `cuzk_bytes_free`) and, when `timings_out` is not
+/// null, the job's phase timings are written there. The result is handed out once.
 ///
 /// # Safety
-/// `proof_out` writable; `err` null or writable.
+/// `proof_out` writable; `timings_out` null or writable; `err` null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_await(
     e: *const CuzkEngine,
     job: u64,
     timeout_ms: i64,
     proof_out: *mut CuzkBytes,
+    timings_out: *mut CuzkTimings,
     err: *mut *mut c_char,
 ) -> CuzkCode {
     call(err, || {
@@ -235,8 +237,16 @@ pub unsafe extern "C" fn cuzk_await(
         non_null(proof_out, "proof_out")?;
         *proof_out = CuzkBytes::empty();
         let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
-        let proof = e.engine.await_job(JobId(job), timeout)?;
+        let (proof, t) = e.engine.await_with_timings(JobId(job), timeout)?;
         *proof_out = CuzkBytes::from_vec(proof);
+        if !timings_out.is_null() {
+            *timings_out = CuzkTimings {
+                queue_ms: t.queue_ms,
+                synth_ms: t.synth_ms,
+                prove_ms: t.prove_ms,
+                verify_ms: t.verify_ms,
+            };
+        }
         Ok(())
     })
 }

@@ -9,7 +9,7 @@ pub mod guard;
 pub mod memory;
 pub mod types;
 
-pub use types::{CuzkBytes, CuzkCode, CuzkSlice};
+pub use types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
 
 /// Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
 pub const CUZK_ABI_VERSION: u32 = 1;

@@ -65,3 +65,17 @@ impl CuzkBytes {
         }
     }
 }
+
+/// Where a job's time went, in milliseconds (summed over partitions).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CuzkTimings {
+    /// Submit to the first partition's synthesis.
+    pub queue_ms: f64,
+    /// Synthesis.
+    pub synth_ms: f64,
+    /// prove_start + prove_finish.
+    pub prove_ms: f64,
+    /// The self-check with filecoin-proofs' verifier.
+    pub verify_ms: f64,
+}

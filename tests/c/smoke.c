@@ -60,9 +60,11 @@ int main(int argc, char **argv) {
   CHECK(code == CUZK_CODE_OK, "submit window: %d %s", code, err ? err : "");
   cuzk_string_free(err);
   CuzkBytes proof = {0};
-  code = cuzk_await(engine, job, -1, &proof, &err);
+  CuzkTimings timings = {0};
+  code = cuzk_await(engine, job, -1, &proof, &timings, &err);
   CHECK(code == CUZK_CODE_OK && proof.len == 192, "await window: %d len %zu %s", code, proof.len,
         err ? err : "");
+  CHECK(timings.prove_ms > 0.0, "timings reported: prove %.1f ms", timings.prove_ms);
   cuzk_string_free(err);
   cuzk_bytes_free(&proof);
   CHECK(proof.ptr == NULL && proof.len == 0, "bytes_free resets the buffer");
@@ -83,7 +85,7 @@ int main(int argc, char **argv) {
   CHECK(code == CUZK_CODE_INVALID_INPUT && err && strstr(err, "77"), "unknown proof type: %d", code);
   cuzk_string_free(err);
   err = NULL;
-  code = cuzk_await(engine, 999999, 0, &proof, &err);
+  code = cuzk_await(engine, 999999, 0, &proof, NULL, &err);
   CHECK(code == CUZK_CODE_UNKNOWN_JOB, "unknown job: %d", code);
   cuzk_string_free(err);
 

@@ -1,0 +1,255 @@
+package cuzk
+
+/*
+#include <stdlib.h>
+#include "cuzk.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// JobID identifies a submitted job.
+type JobID uint64
+
+// RegisteredFromC1 asks SubmitPoRep to take the registered seal proof from the C1 output.
+const RegisteredFromC1 = ^uint64(0)
+
+// Config is the engine configuration as TOML (empty: defaults; CUZK_* variables override).
+type Config struct {
+	TOML string
+}
+
+// Engine is an open cuzk engine. Its methods are safe for concurrent use; Close waits for
+// calls in progress and makes later calls return ErrClosed.
+type Engine struct {
+	mu     sync.RWMutex
+	handle *C.CuzkEngine
+}
+
+// takeError converts a code and an owned C message into a Go error and frees the message.
+func takeError(code C.CuzkCode, msg *C.char) error {
+	if msg != nil {
+		defer C.cuzk_string_free(msg)
+	}
+	if Code(code) == CodeOK {
+		return nil
+	}
+	text := "unknown error"
+	if msg != nil {
+		text = C.GoString(msg)
+	}
+	return &Error{Code: Code(code), Message: text}
+}
+
+// Open starts an engine.
+func Open(cfg Config) (*Engine, error) {
+	var ctoml *C.char
+	if cfg.TOML != "" {
+		ctoml = C.CString(cfg.TOML)
+		defer C.free(unsafe.Pointer(ctoml))
+	}
+	var handle *C.CuzkEngine
+	var msg *C.char
+	if err := takeError(C.cuzk_engine_open(ctoml, &handle, &msg), msg); err != nil {
+		return nil, err
+	}
+	return &Engine{handle: handle}, nil
+}
+
+// with runs f with the handle under the read lock, or returns ErrClosed.
+func (e *Engine) with(f func(h *C.CuzkEngine) error) error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.handle == nil {
+		return &Error{Code: CodeClosed, Message: "engine is closed"}
+	}
+	return f(e.handle)
+}
+
+// cBytes copies b into C memory (cgo forbids C keeping Go pointers); free with C.free.
+func cBytes(b []byte) (*C.uint8_t, C.size_t) {
+	if len(b) == 0 {
+		return nil, 0
+	}
+	return (*C.uint8_t)(C.CBytes(b)), C.size_t(len(b))
+}
+
+// cSlices copies byte slices into C memory as a CuzkSlice array; call the returned func to free.
+func cSlices(items [][]byte) (*C.CuzkSlice, C.size_t, func()) {
+	if len(items) == 0 {
+		return nil, 0, func() {}
+	}
+	arr := (*[1 << 28]C.CuzkSlice)(C.malloc(C.size_t(len(items)) * C.size_t(unsafe.Sizeof(C.CuzkSlice{}))))[:len(items):len(items)]
+	for i, it := range items {
+		p, n := cBytes(it)
+		arr[i] = C.CuzkSlice{ptr: p, len: n}
+	}
+	return &arr[0], C.size_t(len(items)), func() {
+		for _, s := range arr {
+			C.free(unsafe.Pointer(s.ptr))
+		}
+		C.free(unsafe.Pointer(&arr[0]))
+	}
+}
+
+// SubmitPoRep queues a PoRep C2 proof from the C1 output JSON. registered is the
+// abi.RegisteredSealProof number or RegisteredFromC1.
+func (e *Engine) SubmitPoRep(c1 []byte, registered uint64, sector, miner uint64) (JobID, error) {
+	var job C.uint64_t
+	err := e.with(func(h *C.CuzkEngine) error {
+		p, n := cBytes(c1)
+		defer C.free(unsafe.Pointer(p))
+		var msg *C.char
+		code := C.cuzk_submit_porep(h, p, n, C.uint64_t(registered), C.uint64_t(sector), C.uint64_t(miner), &job, &msg)
+		return takeError(code, msg)
+	})
+	return JobID(job), err
+}
+
+// SubmitWinningPoSt queues a WinningPoSt proof from vanilla proofs.
+func (e *Engine) SubmitWinningPoSt(registered uint64, randomness []byte, miner uint64, vanilla [][]byte) (JobID, error) {
+	var job C.uint64_t
+	err := e.with(func(h *C.CuzkEngine) error {
+		r, rn := cBytes(randomness)
+		defer C.free(unsafe.Pointer(r))
+		v, vn, free := cSlices(vanilla)
+		defer free()
+		var msg *C.char
+		code := C.cuzk_submit_winning_post(h, C.uint64_t(registered), r, rn, C.uint64_t(miner), v, vn, &job, &msg)
+		return takeError(code, msg)
+	})
+	return JobID(job), err
+}
+
+// SubmitWindowPoSt queues one WindowPoSt partition proof from vanilla proofs.
+func (e *Engine) SubmitWindowPoSt(registered uint64, randomness []byte, miner uint64, vanilla [][]byte, partition uint64) (JobID, error) {
+	var job C.uint64_t
+	err := e.with(func(h *C.CuzkEngine) error {
+		r, rn := cBytes(randomness)
+		defer C.free(unsafe.Pointer(r))
+		v, vn, free := cSlices(vanilla)
+		defer free()
+		var msg *C.char
+		code := C.cuzk_submit_window_post(h, C.uint64_t(registered), r, rn, C.uint64_t(miner), v, vn, C.uint64_t(partition), &job, &msg)
+		return takeError(code, msg)
+	})
+	return JobID(job), err
+}
+
+// SubmitSnapDeals queues a SnapDeals update proof from per-partition vanilla proofs.
+func (e *Engine) SubmitSnapDeals(registered uint64, vanilla [][]byte, commROld, commRNew, commDNew []byte) (JobID, error) {
+	var job C.uint64_t
+	err := e.with(func(h *C.CuzkEngine) error {
+		v, vn, free := cSlices(vanilla)
+		defer free()
+		commitments := make([]C.CuzkSlice, 3)
+		for i, c := range [][]byte{commROld, commRNew, commDNew} {
+			p, n := cBytes(c)
+			defer C.free(unsafe.Pointer(p))
+			commitments[i] = C.CuzkSlice{ptr: p, len: n}
+		}
+		var msg *C.char
+		code := C.cuzk_submit_snap_deals(h, C.uint64_t(registered), v, vn, commitments[0], commitments[1], commitments[2], &job, &msg)
+		return takeError(code, msg)
+	})
+	return JobID(job), err
+}
+
+// awaitSlice is how long one blocking wait in C lasts before Await checks its context again.
+const awaitSliceMs = 100
+
+// Timings says where a job's time went, in milliseconds (summed over partitions).
+type Timings struct {
+	QueueMs, SynthMs, ProveMs, VerifyMs float64
+}
+
+// Await waits for a job's proof. Cancelling ctx cancels the job and returns an error that
+// matches both ErrCancelled and ctx.Err().
+func (e *Engine) Await(ctx context.Context, id JobID) ([]byte, error) {
+	proof, _, err := e.AwaitTimed(ctx, id)
+	return proof, err
+}
+
+// AwaitTimed is Await that also returns the job's phase timings.
+func (e *Engine) AwaitTimed(ctx context.Context, id JobID) ([]byte, Timings, error) {
+	for {
+		var proof []byte
+		var t Timings
+		err := e.with(func(h *C.CuzkEngine) error {
+			var out C.CuzkBytes
+			var timings C.CuzkTimings
+			var msg *C.char
+			code := C.cuzk_await(h, C.uint64_t(id), awaitSliceMs, &out, &timings, &msg)
+			if Code(code) == CodeOK {
+				proof = C.GoBytes(unsafe.Pointer(out.ptr), C.int(out.len))
+				C.cuzk_bytes_free(&out)
+				t = Timings{float64(timings.queue_ms), float64(timings.synth_ms), float64(timings.prove_ms), float64(timings.verify_ms)}
+			}
+			return takeError(code, msg)
+		})
+		if err == nil {
+			return proof, t, nil
+		}
+		var ce *Error
+		if !asError(err, &ce) || ce.Code != CodeTimeout {
+			return nil, t, err
+		}
+		select {
+		case <-ctx.Done():
+			_ = e.Cancel(id)
+			return nil, t, fmt.Errorf("%w: %w", ErrCancelled, ctx.Err())
+		default:
+		}
+	}
+}
+
+func asError(err error, out **Error) bool {
+	e, ok := err.(*Error)
+	if ok {
+		*out = e
+	}
+	return ok
+}
+
+// Cancel cancels a job; its Await returns ErrCancelled.
+func (e *Engine) Cancel(id JobID) error {
+	return e.with(func(h *C.CuzkEngine) error {
+		var msg *C.char
+		return takeError(C.cuzk_cancel(h, C.uint64_t(id), &msg), msg)
+	})
+}
+
+// Status is the engine's status (see the Rust `Status` for the fields).
+type Status map[string]any
+
+// Status returns a snapshot of queues, workers, pool, budget and counters.
+func (e *Engine) Status() (Status, error) {
+	var st Status
+	err := e.with(func(h *C.CuzkEngine) error {
+		var js, msg *C.char
+		if err := takeError(C.cuzk_status_json(h, &js, &msg), msg); err != nil {
+			return err
+		}
+		defer C.cuzk_string_free(js)
+		return json.Unmarshal([]byte(C.GoString(js)), &st)
+	})
+	return st, err
+}
+
+// Close stops the engine: unfinished jobs fail with ErrClosed; later calls return ErrClosed.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.handle == nil {
+		return &Error{Code: CodeClosed, Message: "engine is closed"}
+	}
+	C.cuzk_engine_close(e.handle)
+	e.handle = nil
+	return nil
+}

@@ -1,0 +1,200 @@
+package cuzk_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/cuzk-dev/cuzk/go/cuzk"
+	"github.com/cuzk-dev/cuzk/go/internal/testdata"
+)
+
+func open(t *testing.T) *cuzk.Engine {
+	t.Helper()
+	e, err := cuzk.Open(cuzk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+func submitWindow(t *testing.T, e *cuzk.Engine, d *testdata.Data) cuzk.JobID {
+	t.Helper()
+	w := d.Window
+	id, err := e.SubmitWindowPoSt(w.Registered, testdata.Hex(t, w.Randomness), d.MinerID, d.Files(t, w.VanillaFiles), w.Partition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestEveryKindConcurrently(t *testing.T) {
+	d := testdata.Load(t)
+	e := open(t)
+	ctx := context.Background()
+	type job struct {
+		name       string
+		id         cuzk.JobID
+		partitions int
+	}
+	var jobs []job
+	for i, p := range d.Porep {
+		reg := p.Registered
+		if i == 1 {
+			reg = cuzk.RegisteredFromC1
+		}
+		id, err := e.SubmitPoRep(d.File(t, p.C1File), reg, p.Sector, d.MinerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, job{"porep", id, 1})
+	}
+	w := d.Winning
+	id, err := e.SubmitWinningPoSt(w.Registered, testdata.Hex(t, w.Randomness), d.MinerID, d.Files(t, w.VanillaFiles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs = append(jobs, job{"winning", id, 1}, job{"window", submitWindow(t, e, d), 1})
+	s := d.Snap
+	id, err = e.SubmitSnapDeals(s.Registered, d.Files(t, s.VanillaFiles), testdata.Hex(t, s.CommROld), testdata.Hex(t, s.CommRNew), testdata.Hex(t, s.CommDNew))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs = append(jobs, job{"snap", id, 1})
+	for _, j := range jobs {
+		proof, err := e.Await(ctx, j.id)
+		if err != nil {
+			t.Fatalf("%s: %v", j.name, err)
+		}
+		if len(proof) != 192*j.partitions {
+			t.Fatalf("%s: %d bytes", j.name, len(proof))
+		}
+	}
+	st, err := e.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["completed"].(float64) != 5 {
+		t.Fatalf("status: %v", st)
+	}
+}
+
+func TestSixtyFourGoroutines(t *testing.T) {
+	d := testdata.Load(t)
+	e := open(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			proof, err := e.Await(context.Background(), submitWindow(t, e, d))
+			if err == nil && len(proof) != 192 {
+				err = errors.New("bad proof length")
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestContextCancellationCancelsTheJob(t *testing.T) {
+	d := testdata.Load(t)
+	e := open(t)
+	p := d.Porep[0]
+	id, err := e.SubmitPoRep(d.File(t, p.C1File), p.Registered, p.Sector, d.MinerID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = e.Await(ctx, id)
+	if !errors.Is(err, cuzk.ErrCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("expected cancellation, got %v", err)
+	}
+	// The engine keeps serving.
+	if _, err := e.Await(context.Background(), submitWindow(t, e, d)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCloseWithWorkInFlight(t *testing.T) {
+	d := testdata.Load(t)
+	e, err := cuzk.Open(cuzk.Config{TOML: "synthesis_workers = 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []cuzk.JobID
+	for i := 0; i < 4; i++ {
+		ids = append(ids, submitWindow(t, e, d))
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Await(context.Background(), ids[0]); !errors.Is(err, cuzk.ErrClosed) {
+		t.Fatalf("await after close: %v", err)
+	}
+	if _, err := e.SubmitPoRep([]byte("{}"), 5, 1, 1); !errors.Is(err, cuzk.ErrClosed) {
+		t.Fatalf("submit after close: %v", err)
+	}
+	if err := e.Close(); !errors.Is(err, cuzk.ErrClosed) {
+		t.Fatalf("second close: %v", err)
+	}
+}
+
+func TestBadInputsAreErrors(t *testing.T) {
+	d := testdata.Load(t)
+	e := open(t)
+	p := d.Porep[0]
+	c1 := d.File(t, p.C1File)
+	w := d.Window
+	rnd := testdata.Hex(t, w.Randomness)
+	vanilla := d.Files(t, w.VanillaFiles)
+	cases := map[string]func() error{
+		"nil C1": func() error { _, err := e.SubmitPoRep(nil, 5, 1, d.MinerID); return err },
+		"truncated C1": func() error {
+			_, err := e.SubmitPoRep(c1[:len(c1)/2], 5, 1, d.MinerID)
+			return err
+		},
+		"wrong proof type": func() error {
+			_, err := e.SubmitWindowPoSt(77, rnd, d.MinerID, vanilla, 0)
+			return err
+		},
+		"winning type for window": func() error {
+			_, err := e.SubmitWindowPoSt(0, rnd, d.MinerID, vanilla, 0)
+			return err
+		},
+		"33-byte randomness": func() error {
+			_, err := e.SubmitWindowPoSt(w.Registered, append(rnd, 0), d.MinerID, vanilla, 0)
+			return err
+		},
+		"empty vanilla": func() error {
+			_, err := e.SubmitWindowPoSt(w.Registered, rnd, d.MinerID, nil, 0)
+			return err
+		},
+		"short commitment": func() error {
+			s := d.Snap
+			_, err := e.SubmitSnapDeals(s.Registered, d.Files(t, s.VanillaFiles), []byte{1, 2}, testdata.Hex(t, s.CommRNew), testdata.Hex(t, s.CommDNew))
+			return err
+		},
+	}
+	for name, f := range cases {
+		if err := f(); !errors.Is(err, cuzk.ErrInvalidInput) {
+			t.Errorf("%s: expected ErrInvalidInput, got %v", name, err)
+		}
+	}
+	if _, err := e.Await(context.Background(), 424242); !errors.Is(err, cuzk.ErrUnknownJob) {
+		t.Errorf("unknown job: %v", err)
+	}
+	if _, err := e.Await(context.Background(), submitWindow(t, e, d)); err != nil {
+		t.Fatalf("engine stopped serving: %v", err)
+	}
+}
