@@ -80,6 +80,14 @@ typedef struct CuzkTimings {
   double verify_ms;
 } CuzkTimings;
 
+// A challenged sector for PoSt verification.
+typedef struct CuzkSectorInfo {
+  // Sector number.
+  uint64_t sector_number;
+  // Replica commitment (32 bytes).
+  struct CuzkSlice comm_r;
+} CuzkSectorInfo;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -319,6 +327,112 @@ void cuzk_string_free(char *s);
 // # Safety
 // `b` null or a buffer from cuzk, freed once.
 void cuzk_bytes_free(struct CuzkBytes *b);
+
+// Verifies a PoRep proof (`abi.RegisteredSealProof` number).
+//
+// # Safety
+// Slices valid for their lengths; `valid` writable; `err` null or writable.
+CuzkCode cuzk_verify_seal(uint64_t registered_proof,
+                          struct CuzkSlice comm_r,
+                          struct CuzkSlice comm_d,
+                          uint64_t miner_id,
+                          uint64_t sector_number,
+                          struct CuzkSlice ticket,
+                          struct CuzkSlice seed,
+                          struct CuzkSlice proof,
+                          bool *valid,
+                          char **err);
+
+// Verifies a WinningPoSt proof over `n_sectors` challenged sectors.
+//
+// # Safety
+// Pointers valid for their lengths; `valid` writable; `err` null or writable.
+CuzkCode cuzk_verify_winning_post(uint64_t registered_proof,
+                                  struct CuzkSlice randomness,
+                                  uint64_t miner_id,
+                                  const struct CuzkSectorInfo *sectors_ptr,
+                                  size_t n_sectors,
+                                  struct CuzkSlice proof,
+                                  bool *valid,
+                                  char **err);
+
+// Verifies a WindowPoSt proof (partition proofs concatenated) over `n_sectors` sectors.
+//
+// # Safety
+// Pointers valid for their lengths; `valid` writable; `err` null or writable.
+CuzkCode cuzk_verify_window_post(uint64_t registered_proof,
+                                 struct CuzkSlice randomness,
+                                 uint64_t miner_id,
+                                 const struct CuzkSectorInfo *sectors_ptr,
+                                 size_t n_sectors,
+                                 struct CuzkSlice proof,
+                                 bool *valid,
+                                 char **err);
+
+// Verifies a SnapDeals update proof (`abi.RegisteredUpdateProof` number).
+//
+// # Safety
+// Slices valid for their lengths; `valid` writable; `err` null or writable.
+CuzkCode cuzk_verify_update(uint64_t registered_proof,
+                            struct CuzkSlice comm_r_old,
+                            struct CuzkSlice comm_r_new,
+                            struct CuzkSlice comm_d_new,
+                            struct CuzkSlice proof,
+                            bool *valid,
+                            char **err);
+
+// Verifies a PoRep proof (`abi.RegisteredSealProof` number).
+//
+// # Safety
+// Slices valid for their lengths; `valid` writable; `err` null or writable.
+CuzkCode cuzk_verify_seal(uint64_t registered_proof,
+                          struct CuzkSlice comm_r,
+                          struct CuzkSlice comm_d,
+                          uint64_t miner_id,
+                          uint64_t sector_number,
+                          struct CuzkSlice ticket,
+                          struct CuzkSlice seed,
+                          struct CuzkSlice proof,
+                          bool *valid,
+                          char **err);
+
+// Verifies a WinningPoSt proof over `n_sectors` challenged sectors.
+//
+// # Safety
+// Pointers valid for their lengths; `valid` writable; `err` null or writable.
+CuzkCode cuzk_verify_winning_post(uint64_t registered_proof,
+                                  struct CuzkSlice randomness,
+                                  uint64_t miner_id,
+                                  const struct CuzkSectorInfo *sectors_ptr,
+                                  size_t n_sectors,
+                                  struct CuzkSlice proof,
+                                  bool *valid,
+                                  char **err);
+
+// Verifies a WindowPoSt proof (partition proofs concatenated) over `n_sectors` sectors.
+//
+// # Safety
+// Pointers valid for their lengths; `valid` writable; `err` null or writable.
+CuzkCode cuzk_verify_window_post(uint64_t registered_proof,
+                                 struct CuzkSlice randomness,
+                                 uint64_t miner_id,
+                                 const struct CuzkSectorInfo *sectors_ptr,
+                                 size_t n_sectors,
+                                 struct CuzkSlice proof,
+                                 bool *valid,
+                                 char **err);
+
+// Verifies a SnapDeals update proof (`abi.RegisteredUpdateProof` number).
+//
+// # Safety
+// Slices valid for their lengths; `valid` writable; `err` null or writable.
+CuzkCode cuzk_verify_update(uint64_t registered_proof,
+                            struct CuzkSlice comm_r_old,
+                            struct CuzkSlice comm_r_new,
+                            struct CuzkSlice comm_d_new,
+                            struct CuzkSlice proof,
+                            bool *valid,
+                            char **err);
 
 #ifdef __cplusplus
 }  // extern "C"

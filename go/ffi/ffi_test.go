@@ -1,12 +1,22 @@
 package ffi_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/cuzk-dev/cuzk/go/ffi"
 	"github.com/cuzk-dev/cuzk/go/internal/testdata"
 	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/filecoin-project/go-state-types/proof"
+	"github.com/ipfs/go-cid"
 )
+
+func mustCID(c cid.Cid, err error) cid.Cid {
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
 
 func TestFilecoinFFIShapes(t *testing.T) {
 	d := testdata.Load(t)
@@ -43,6 +53,54 @@ func TestFilecoinFFIShapes(t *testing.T) {
 	if _, err := ffi.SectorUpdate.GenerateUpdateProofWithVanilla(abi.RegisteredUpdateProof(s.Registered), newD, newR, newD, d.Files(t, s.VanillaFiles)); err == nil {
 		t.Fatal("an unsealed CID as comm_r_old must be rejected")
 	}
+	// The verify functions run filecoin-proofs' verifier on what we proved.
+	var c1 struct {
+		Ticket [32]byte `json:"ticket"`
+		Seed   [32]byte `json:"seed"`
+	}
+	if err := json.Unmarshal(d.File(t, p.C1File), &c1); err != nil {
+		t.Fatal(err)
+	}
+	sealInfo := proof.SealVerifyInfo{
+		SealProof:             abi.RegisteredSealProof(p.Registered),
+		SectorID:              abi.SectorID{Miner: abi.ActorID(d.MinerID), Number: abi.SectorNumber(p.Sector)},
+		Randomness:            c1.Ticket[:],
+		InteractiveRandomness: c1.Seed[:],
+		Proof:                 seal,
+		SealedCID:             mustCID(ffi.ReplicaCommitmentToCID(testdata.Hex(t, p.CommR))),
+		UnsealedCID:           mustCID(ffi.DataCommitmentToCID(testdata.Hex(t, p.CommD))),
+	}
+	if ok, err := ffi.VerifySeal(sealInfo); !ok || err != nil {
+		t.Fatalf("VerifySeal: %v %v", ok, err)
+	}
+	sealInfo.Proof = append([]byte{}, seal...)
+	sealInfo.Proof[10] ^= 1
+	if ok, _ := ffi.VerifySeal(sealInfo); ok {
+		t.Fatal("VerifySeal accepted a corrupted proof")
+	}
+	sector := func(i int) proof.SectorInfo {
+		return proof.SectorInfo{
+			SealProof:    abi.RegisteredSealProof(d.Porep[i].Registered),
+			SectorNumber: abi.SectorNumber(d.Porep[i].Sector),
+			SealedCID:    mustCID(ffi.ReplicaCommitmentToCID(testdata.Hex(t, d.Porep[i].CommR))),
+		}
+	}
+	if ok, err := ffi.VerifyWinningPoSt(proof.WinningPoStVerifyInfo{
+		Randomness: testdata.Hex(t, w.Randomness), Proofs: winning, ChallengedSectors: []proof.SectorInfo{sector(0)}, Prover: abi.ActorID(d.MinerID),
+	}); !ok || err != nil {
+		t.Fatalf("VerifyWinningPoSt: %v %v", ok, err)
+	}
+	if ok, err := ffi.VerifyWindowPoSt(proof.WindowPoStVerifyInfo{
+		Randomness: testdata.Hex(t, win.Randomness), Proofs: []proof.PoStProof{proof.PoStProof(*part)}, ChallengedSectors: []proof.SectorInfo{sector(0), sector(1)}, Prover: abi.ActorID(d.MinerID),
+	}); !ok || err != nil {
+		t.Fatalf("VerifyWindowPoSt: %v %v", ok, err)
+	}
+	if ok, err := ffi.SectorUpdate.VerifyUpdateProof(proof.ReplicaUpdateInfo{
+		UpdateProofType: abi.RegisteredUpdateProof(s.Registered), OldSealedSectorCID: old, NewSealedSectorCID: newR, NewUnsealedSectorCID: newD, Proof: update,
+	}); !ok || err != nil {
+		t.Fatalf("VerifyUpdateProof: %v %v", ok, err)
+	}
+
 	devices, err := ffi.GetGPUDevices()
 	if err != nil || devices == nil {
 		t.Fatalf("GetGPUDevices: %v %v", devices, err)

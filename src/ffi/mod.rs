@@ -8,6 +8,7 @@ pub mod engine;
 pub mod guard;
 pub mod memory;
 pub mod types;
+pub mod verify;
 
 pub use types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
 

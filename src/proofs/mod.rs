@@ -11,6 +11,7 @@ pub mod registry;
 pub mod request;
 pub mod snap;
 pub mod testdata;
+pub mod verify;
 pub mod workload;
 
 pub use error::{ProofError, ProofResult};
