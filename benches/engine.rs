@@ -101,9 +101,10 @@ fn main() {
             Some(median(&b)),
             runs,
             &format!(
-                "proofs_per_min={:.2} base_proofs_per_min={:.2}",
+                "proofs_per_min={:.2} base_proofs_per_min={:.2} util={:.2}",
                 per_min(ours),
-                per_min(median(&b))
+                per_min(median(&b)),
+                median(&u)
             ),
         );
     }
@@ -114,9 +115,10 @@ fn main() {
             Some(median(&p)),
             runs,
             &format!(
-                "proofs_per_min={:.2} base_proofs_per_min={:.2}",
+                "proofs_per_min={:.2} base_proofs_per_min={:.2} util={:.2}",
                 per_min(ours),
-                per_min(median(&p))
+                per_min(median(&p)),
+                median(&u)
             ),
         );
     }

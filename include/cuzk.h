@@ -193,6 +193,26 @@ CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
 // `json_out` writable; `err` null or writable.
 CuzkCode cuzk_status_json(const struct CuzkEngine *e, char **json_out, char **err);
 
+// Decodes a circuit's parameters now (e.g. "porep-32g", "winning-32g") so the first proof
+// does not wait for them. `kind` is borrowed for the call.
+//
+// # Safety
+// `kind` a NUL-terminated string; `err` null or writable.
+CuzkCode cuzk_preload(const struct CuzkEngine *e, const char *kind, char **err);
+
+// Drops a circuit's resident parameters if no job uses them; `*evicted` says whether it did.
+//
+// # Safety
+// `kind` a NUL-terminated string; `evicted` writable; `err` null or writable.
+CuzkCode cuzk_evict(const struct CuzkEngine *e, const char *kind, bool *evicted, char **err);
+
+// Writes the GPU devices cuzk can use as a JSON array of vendor-named strings to `*json_out`
+// (owned; free with `cuzk_string_free`). Builds without the `cuda` feature have none: `[]`.
+//
+// # Safety
+// `json_out` writable; `err` null or writable.
+CuzkCode cuzk_gpu_devices(char **json_out, char **err);
+
 // Frees a string returned by cuzk (error messages, JSON). Null is ignored.
 //
 // # Safety
@@ -315,6 +335,26 @@ CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
 // # Safety
 // `json_out` writable; `err` null or writable.
 CuzkCode cuzk_status_json(const struct CuzkEngine *e, char **json_out, char **err);
+
+// Decodes a circuit's parameters now (e.g. "porep-32g", "winning-32g") so the first proof
+// does not wait for them. `kind` is borrowed for the call.
+//
+// # Safety
+// `kind` a NUL-terminated string; `err` null or writable.
+CuzkCode cuzk_preload(const struct CuzkEngine *e, const char *kind, char **err);
+
+// Drops a circuit's resident parameters if no job uses them; `*evicted` says whether it did.
+//
+// # Safety
+// `kind` a NUL-terminated string; `evicted` writable; `err` null or writable.
+CuzkCode cuzk_evict(const struct CuzkEngine *e, const char *kind, bool *evicted, char **err);
+
+// Writes the GPU devices cuzk can use as a JSON array of vendor-named strings to `*json_out`
+// (owned; free with `cuzk_string_free`). Builds without the `cuda` feature have none: `[]`.
+//
+// # Safety
+// `json_out` writable; `err` null or writable.
+CuzkCode cuzk_gpu_devices(char **json_out, char **err);
 
 // Frees a string returned by cuzk (error messages, JSON). Null is ignored.
 //

@@ -253,3 +253,36 @@ func (e *Engine) Close() error {
 	e.handle = nil
 	return nil
 }
+
+// Preload decodes a circuit's parameters now ("porep-2k", "winning-32g", ...).
+func (e *Engine) Preload(kind string) error {
+	ck := C.CString(kind)
+	defer C.free(unsafe.Pointer(ck))
+	return e.with(func(h *C.CuzkEngine) error {
+		var msg *C.char
+		return takeError(C.cuzk_preload(h, ck, &msg), msg)
+	})
+}
+
+// Evict drops a circuit's resident parameters when no job uses them.
+func (e *Engine) Evict(kind string) (bool, error) {
+	ck := C.CString(kind)
+	defer C.free(unsafe.Pointer(ck))
+	var evicted C.bool
+	err := e.with(func(h *C.CuzkEngine) error {
+		var msg *C.char
+		return takeError(C.cuzk_evict(h, ck, &evicted, &msg), msg)
+	})
+	return bool(evicted), err
+}
+
+// GPUDevices lists the GPUs the library can use (none in builds without CUDA).
+func GPUDevices() ([]string, error) {
+	var js, msg *C.char
+	if err := takeError(C.cuzk_gpu_devices(&js, &msg), msg); err != nil {
+		return nil, err
+	}
+	defer C.cuzk_string_free(js)
+	var out []string
+	return out, json.Unmarshal([]byte(C.GoString(js)), &out)
+}

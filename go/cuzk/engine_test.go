@@ -81,6 +81,26 @@ func TestEveryKindConcurrently(t *testing.T) {
 	}
 }
 
+func TestPreloadEvictAndDevices(t *testing.T) {
+	e := open(t)
+	if err := e.Preload("window-2k"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := e.Status()
+	if len(st["srs_resident"].([]any)) != 1 {
+		t.Fatalf("preload did not make the SRS resident: %v", st["srs_resident"])
+	}
+	if evicted, err := e.Evict("window-2k"); !evicted || err != nil {
+		t.Fatalf("evict: %v %v", evicted, err)
+	}
+	if err := e.Preload("nonsense-2k"); !errors.Is(err, cuzk.ErrInvalidInput) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	if devices, err := cuzk.GPUDevices(); err != nil || devices == nil || len(devices) != 0 {
+		t.Fatalf("CPU build lists no GPUs: %v %v", devices, err)
+	}
+}
+
 func TestSixtyFourGoroutines(t *testing.T) {
 	d := testdata.Load(t)
 	e := open(t)

@@ -125,5 +125,5 @@ func (FunctionsSectorUpdate) GenerateUpdateProofWithVanilla(proofType abi.Regist
 // GetGPUDevices lists the GPUs cuzk can use, vendor-named as Curio expects. The CPU build
 // has none.
 func GetGPUDevices() ([]string, error) {
-	return []string{}, nil
+	return cuzk.GPUDevices()
 }

@@ -289,21 +289,30 @@ impl Engine {
 
     /// Loads a workload's SRS now so that the first proof does not pay for it.
     pub fn preload(&self, workload: &dyn Workload) -> Result<(), EngineError> {
-        let key = workload.srs_key();
+        self.preload_srs(&workload.srs_key(), || workload.load_srs())
+    }
+
+    /// Makes the SRS `key` resident, decoding it with `load` (outside the lock) unless it
+    /// already is. Charged to the budget; idle parameter sets are evicted for room.
+    pub fn preload_srs(
+        &self,
+        key: &str,
+        load: impl FnOnce() -> Result<Arc<crate::groth16::Srs>, String>,
+    ) -> Result<(), EngineError> {
         {
             let st = self.inner.lock();
             if st.closed {
                 return Err(EngineError::Closed);
             }
-            if st.srs.contains_key(&key) {
+            if st.srs.contains_key(key) {
                 return Ok(());
             }
         }
-        let srs = workload.load_srs().map_err(EngineError::Failed)?;
+        let srs = load().map_err(EngineError::Failed)?;
         let bytes = srs.byte_size() as u64;
         let mut st = self.inner.lock();
-        st.srs_sizes.insert(key.clone(), bytes);
-        if st.srs.contains_key(&key) {
+        st.srs_sizes.insert(key.to_string(), bytes);
+        if st.srs.contains_key(key) {
             return Ok(());
         }
         st.evict_for(bytes);
@@ -314,7 +323,7 @@ impl Engine {
         }
         st.budget.charge(bytes);
         st.srs.insert(
-            key,
+            key.to_string(),
             state::Resident {
                 srs,
                 bytes,

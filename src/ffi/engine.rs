@@ -9,10 +9,11 @@ use super::guard::{bytes, call, non_null, slices, FfiError};
 use super::types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
 use crate::engine::{Config, Engine, JobId, Workload};
 use crate::groth16::paramgen::cache::cache_dir;
+use crate::proofs::circuits::CircuitKind;
 use crate::proofs::porep::PoRepRequest;
 use crate::proofs::post::PostRequest;
 use crate::proofs::snap::SnapDealsRequest;
-use crate::proofs::workload::FilecoinWorkload;
+use crate::proofs::workload::{load_kind, srs_key, FilecoinWorkload};
 use crate::proofs::ProofRequest;
 
 /// An open engine (opaque to C). Created by `cuzk_engine_open`, released by
@@ -280,6 +281,72 @@ pub unsafe extern "C" fn cuzk_status_json(
         let json = serde_json::to_string(&e.engine.status())
             .map_err(|x| FfiError::new(CuzkCode::ProofFailed, x.to_string()))?;
         *json_out = std::ffi::CString::new(json).unwrap_or_default().into_raw();
+        Ok(())
+    })
+}
+
+/// Parses a circuit name ("porep-2k", "window-32g", ...) borrowed for the call.
+unsafe fn circuit_kind(name: *const c_char) -> Result<CircuitKind, FfiError> {
+    non_null(name, "kind")?;
+    let name = CStr::from_ptr(name)
+        .to_str()
+        .map_err(|_| invalid("kind is not UTF-8"))?;
+    CircuitKind::parse(name).ok_or_else(|| invalid(format!("unknown circuit {name}")))
+}
+
+/// Decodes a circuit's parameters now (e.g. "porep-32g", "winning-32g") so the first proof
+/// does not wait for them. `kind` is borrowed for the call.
+///
+/// # Safety
+/// `kind` a NUL-terminated string; `err` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_preload(
+    e: *const CuzkEngine,
+    kind: *const c_char,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        let e = engine(e)?;
+        let kind = circuit_kind(kind)?;
+        e.engine
+            .preload_srs(&srs_key(kind), || load_kind(kind, &e.params_dir))?;
+        Ok(())
+    })
+}
+
+/// Drops a circuit's resident parameters if no job uses them; `*evicted` says whether it did.
+///
+/// # Safety
+/// `kind` a NUL-terminated string; `evicted` writable; `err` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_evict(
+    e: *const CuzkEngine,
+    kind: *const c_char,
+    evicted: *mut bool,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        let e = engine(e)?;
+        non_null(evicted, "evicted")?;
+        let kind = circuit_kind(kind)?;
+        *evicted = e.engine.evict(&srs_key(kind))?;
+        Ok(())
+    })
+}
+
+/// Writes the GPU devices cuzk can use as a JSON array of vendor-named strings to `*json_out`
+/// (owned; free with `cuzk_string_free`). Builds without the `cuda` feature have none: `[]`.
+///
+/// # Safety
+/// `json_out` writable; `err` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_gpu_devices(
+    json_out: *mut *mut c_char,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        non_null(json_out, "json_out")?;
+        *json_out = std::ffi::CString::new("[]").unwrap_or_default().into_raw();
         Ok(())
     })
 }

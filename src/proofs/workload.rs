@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bellperson::Circuit;
 use blstrs::Scalar;
 
+use super::circuits::CircuitKind;
 use super::error::ProofResult;
 use super::params::params_file;
 use super::request::{PartitionVisitor, ProofRequest};
@@ -32,6 +33,21 @@ impl FilecoinWorkload {
     pub fn request(&self) -> &ProofRequest {
         &self.request
     }
+}
+
+/// The engine's SRS key of a circuit kind (its filecoin-proofs cache id).
+pub fn srs_key(kind: CircuitKind) -> String {
+    kind.cache_key()
+        .map(|k| k.id)
+        .unwrap_or_else(|_| kind.name())
+}
+
+/// Decodes a kind's parameters from `params_dir`.
+pub fn load_kind(kind: CircuitKind, params_dir: &std::path::Path) -> Result<Arc<Srs>, String> {
+    let path = params_file(kind, params_dir).map_err(|e| format!("{e:#}"))?;
+    Srs::read_file(&path)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
 }
 
 /// Synthesizes the visited circuit into buffers the engine lent.
@@ -66,11 +82,7 @@ impl Workload for FilecoinWorkload {
     }
 
     fn srs_key(&self) -> String {
-        self.request
-            .circuit_kind()
-            .cache_key()
-            .map(|k| k.id)
-            .unwrap_or_else(|_| self.request.circuit_kind().name())
+        srs_key(self.request.circuit_kind())
     }
 
     fn load_srs(&self) -> Result<Arc<Srs>, String> {
