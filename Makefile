@@ -15,7 +15,7 @@ CUZK := $(TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine
 
-.PHONY: deps build fixtures demo test lint rust-test c-test go-lib go-test bench
+.PHONY: deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test bench
 
 deps:
 	@scripts/install-deps.sh
@@ -49,6 +49,11 @@ c-test: fixtures
 	$(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k
 	scripts/check-exports.sh $(TARGET)/release/libcuzk.so
 
+## The C smoke test under valgrind: no definite leak, no memory error.
+leak-test: c-test
+	valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+	  --error-exitcode=3 $(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k
+
 ## Links go/lib to the library cargo built (shared by default; see go/cuzk/cgo.go for static).
 go-lib: build
 	@mkdir -p go/lib
@@ -59,7 +64,7 @@ go-test: fixtures go-lib
 	cd go && go vet ./... && GOEXPERIMENT=cgocheck2 go test -count=1 -timeout 30m ./...
 
 ## Everything CI runs.
-test: lint rust-test c-test go-test
+test: lint rust-test c-test leak-test go-test
 
 ## Benchmarks: `make bench` runs every group, `make bench BENCH=prover` one of them.
 bench: deps

@@ -27,6 +27,9 @@ for tool in gcc make; do
   command -v "$tool" >/dev/null || { say "installing $tool"; apt_install build-essential; }
 done
 
+# valgrind for the leak test of the C ABI.
+command -v valgrind >/dev/null || { say "installing valgrind"; apt_install valgrind; }
+
 # Rust: cargo, rustfmt and clippy (the tests run fmt and clippy).
 if ! command -v cargo >/dev/null; then
   if [ -x "$HOME/.cargo/bin/cargo" ]; then
