@@ -81,6 +81,26 @@ func TestEveryKindConcurrently(t *testing.T) {
 	}
 }
 
+func TestProveWithRequestValues(t *testing.T) {
+	d := testdata.Load(t)
+	e := open(t)
+	w := d.Winning
+	proof, err := e.Prove(context.Background(), cuzk.WinningPoStRequest{
+		Registered: w.Registered, Randomness: testdata.Hex(t, w.Randomness), Miner: d.MinerID, Vanilla: d.Files(t, w.VanillaFiles),
+	})
+	if err != nil || len(proof) != 192 {
+		t.Fatalf("Prove: %d bytes, %v", len(proof), err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Prove(ctx, cuzk.WinningPoStRequest{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Prove with a cancelled context: %v", err)
+	}
+	if _, err := e.Prove(context.Background(), cuzk.WindowPoStRequest{Registered: d.Window.Registered, Randomness: make([]byte, 32), Miner: d.MinerID}); !errors.Is(err, cuzk.ErrInvalidInput) {
+		t.Fatalf("empty vanilla through Prove: %v", err)
+	}
+}
+
 func TestPreloadEvictAndDevices(t *testing.T) {
 	e := open(t)
 	if err := e.Preload("window-2k"); err != nil {
