@@ -61,28 +61,31 @@ func cSectors(sectors []Sector) (*C.CuzkSectorInfo, C.size_t, func()) {
 	}
 }
 
-// VerifyWinningPoSt checks a WinningPoSt proof.
-func VerifyWinningPoSt(registered uint64, randomness []byte, miner uint64, sectors []Sector, proof []byte) (bool, error) {
+type postVerifier func(C.uint64_t, C.CuzkSlice, C.uint64_t, *C.CuzkSectorInfo, C.size_t, C.CuzkSlice, *C.bool, **C.char) C.CuzkCode
+
+func verifyPoSt(f postVerifier, registered uint64, randomness []byte, miner uint64, sectors []Sector, proof []byte) (bool, error) {
 	r, p := cSlice(randomness), cSlice(proof)
 	defer freeSlices(r, p)
 	arr, n, free := cSectors(sectors)
 	defer free()
 	var valid C.bool
 	var msg *C.char
-	code := C.cuzk_verify_winning_post(C.uint64_t(registered), r, C.uint64_t(miner), arr, n, p, &valid, &msg)
+	code := f(C.uint64_t(registered), r, C.uint64_t(miner), arr, n, p, &valid, &msg)
 	return verdict(code, msg, valid)
+}
+
+// VerifyWinningPoSt checks a WinningPoSt proof.
+func VerifyWinningPoSt(registered uint64, randomness []byte, miner uint64, sectors []Sector, proof []byte) (bool, error) {
+	return verifyPoSt(func(a C.uint64_t, b C.CuzkSlice, c C.uint64_t, d *C.CuzkSectorInfo, e C.size_t, f C.CuzkSlice, g *C.bool, h **C.char) C.CuzkCode {
+		return C.cuzk_verify_winning_post(a, b, c, d, e, f, g, h)
+	}, registered, randomness, miner, sectors, proof)
 }
 
 // VerifyWindowPoSt checks a WindowPoSt proof (partition proofs concatenated).
 func VerifyWindowPoSt(registered uint64, randomness []byte, miner uint64, sectors []Sector, proof []byte) (bool, error) {
-	r, p := cSlice(randomness), cSlice(proof)
-	defer freeSlices(r, p)
-	arr, n, free := cSectors(sectors)
-	defer free()
-	var valid C.bool
-	var msg *C.char
-	code := C.cuzk_verify_window_post(C.uint64_t(registered), r, C.uint64_t(miner), arr, n, p, &valid, &msg)
-	return verdict(code, msg, valid)
+	return verifyPoSt(func(a C.uint64_t, b C.CuzkSlice, c C.uint64_t, d *C.CuzkSectorInfo, e C.size_t, f C.CuzkSlice, g *C.bool, h **C.char) C.CuzkCode {
+		return C.cuzk_verify_window_post(a, b, c, d, e, f, g, h)
+	}, registered, randomness, miner, sectors, proof)
 }
 
 // VerifyUpdate checks a SnapDeals update proof.

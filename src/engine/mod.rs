@@ -129,6 +129,7 @@ impl Engine {
             srs_loading: Default::default(),
             srs_sizes: HashMap::new(),
             partition_bytes: HashMap::new(),
+            measuring: Default::default(),
             counters: Counters::default(),
             busy_ms: Default::default(),
         };

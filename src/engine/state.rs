@@ -84,6 +84,9 @@ pub struct State {
     pub srs_sizes: HashMap<String, u64>,
     /// Measured bytes of one synthesized partition (inputs, aux, densities) per SRS key.
     pub partition_bytes: HashMap<String, u64>,
+    /// SRS keys whose first partition is being synthesized (size not measured yet): only one
+    /// such partition runs at a time, so unmeasured work cannot pile up past the budget.
+    pub measuring: BTreeSet<String>,
     pub counters: Counters,
     /// Busy milliseconds per worker name.
     pub busy_ms: BTreeMap<String, f64>,

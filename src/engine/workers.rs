@@ -57,7 +57,15 @@ fn pick(st: &mut State) -> Option<Pick> {
             r.last_used = Instant::now();
             let srs = Arc::clone(&r.srs);
             st.jobs.get_mut(&id)?.srs = Some(srs);
-        } else if st.srs_loading.insert(srs_key) {
+        } else if !st.srs_loading.contains(&srs_key) {
+            // A parameter set decoded before has a measured size: wait until it fits.
+            if let Some(&bytes) = st.srs_sizes.get(&srs_key) {
+                st.evict_for(bytes);
+                if !st.budget.fits(bytes) {
+                    return None;
+                }
+            }
+            st.srs_loading.insert(srs_key);
             return Some(Pick::LoadSrs(workload));
         } else {
             return None; // another worker is loading it
@@ -67,7 +75,11 @@ fn pick(st: &mut State) -> Option<Pick> {
         st.counters.pool_waits += 1;
         return None;
     }
-    let estimate = st.partition_bytes.get(&srs_key).copied().unwrap_or(0);
+    let measured = st.partition_bytes.get(&srs_key).copied();
+    if measured.is_none() && st.measuring.contains(&srs_key) {
+        return None; // wait for the first partition of this circuit to be measured
+    }
+    let estimate = measured.unwrap_or(0);
     if !st.budget.fits(estimate) {
         let srs_bytes = st.srs.get(&srs_key).map_or(0, |r| r.bytes);
         if estimate + srs_bytes + st.pool_bytes > st.budget.limit {
@@ -84,6 +96,9 @@ fn pick(st: &mut State) -> Option<Pick> {
         return None;
     }
     st.synth_queue.remove(&key);
+    if measured.is_none() {
+        st.measuring.insert(srs_key);
+    }
     let buffers = st.pool.pop().expect("checked non-empty");
     st.budget.charge(estimate);
     let job = st.jobs.get_mut(&id)?;
@@ -140,7 +155,9 @@ fn load_srs(inner: &Inner, workload: Arc<dyn Workload>) {
                 }
             } else {
                 st.evict_for(bytes);
-                // Charged even if in-flight partitions still hold memory; it was measured.
+                // The first decode of a parameter set is measured only now; it is charged even
+                // if that briefly exceeds the budget (`preload` at start avoids this). Later
+                // loads wait in `pick` until the measured size fits.
                 st.budget.charge(bytes);
                 st.srs.insert(
                     key.clone(),
@@ -206,6 +223,7 @@ pub fn synthesis_worker(inner: Arc<Inner>, name: String) {
         let replacement = result.is_err().then(|| AbcBuffers::with_capacity(capacity));
         let mut st = inner.lock();
         *st.busy_ms.entry(name.clone()).or_default() += synth_ms;
+        st.measuring.remove(&workload.srs_key());
         st.budget.release(charged);
         if let Some(job) = st.jobs.get_mut(&id) {
             job.in_flight -= 1;

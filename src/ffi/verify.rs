@@ -75,6 +75,35 @@ pub unsafe extern "C" fn cuzk_verify_seal(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
+unsafe fn verify_post(
+    kind: verify::PostKind,
+    registered_proof: u64,
+    randomness: CuzkSlice,
+    miner_id: u64,
+    sectors_ptr: *const CuzkSectorInfo,
+    n_sectors: usize,
+    proof: CuzkSlice,
+    valid: *mut bool,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        non_null(valid, "valid")?;
+        let sectors = sectors(sectors_ptr, n_sectors)?;
+        answer(
+            valid,
+            verify::verify_post(
+                kind,
+                registered_proof,
+                slice(randomness, "randomness")?,
+                miner_id,
+                &sectors,
+                slice(proof, "proof")?,
+            ),
+        )
+    })
+}
+
 /// Verifies a WinningPoSt proof over `n_sectors` challenged sectors.
 ///
 /// # Safety
@@ -90,20 +119,17 @@ pub unsafe extern "C" fn cuzk_verify_winning_post(
     valid: *mut bool,
     err: *mut *mut c_char,
 ) -> CuzkCode {
-    call(err, || {
-        non_null(valid, "valid")?;
-        let sectors = sectors(sectors_ptr, n_sectors)?;
-        answer(
-            valid,
-            verify::verify_winning_post(
-                registered_proof,
-                slice(randomness, "randomness")?,
-                miner_id,
-                &sectors,
-                slice(proof, "proof")?,
-            ),
-        )
-    })
+    verify_post(
+        verify::PostKind::Winning,
+        registered_proof,
+        randomness,
+        miner_id,
+        sectors_ptr,
+        n_sectors,
+        proof,
+        valid,
+        err,
+    )
 }
 
 /// Verifies a WindowPoSt proof (partition proofs concatenated) over `n_sectors` sectors.
@@ -121,20 +147,17 @@ pub unsafe extern "C" fn cuzk_verify_window_post(
     valid: *mut bool,
     err: *mut *mut c_char,
 ) -> CuzkCode {
-    call(err, || {
-        non_null(valid, "valid")?;
-        let sectors = sectors(sectors_ptr, n_sectors)?;
-        answer(
-            valid,
-            verify::verify_window_post(
-                registered_proof,
-                slice(randomness, "randomness")?,
-                miner_id,
-                &sectors,
-                slice(proof, "proof")?,
-            ),
-        )
-    })
+    verify_post(
+        verify::PostKind::Window,
+        registered_proof,
+        randomness,
+        miner_id,
+        sectors_ptr,
+        n_sectors,
+        proof,
+        valid,
+        err,
+    )
 }
 
 /// Verifies a SnapDeals update proof (`abi.RegisteredUpdateProof` number).

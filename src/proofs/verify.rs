@@ -51,26 +51,18 @@ fn replicas(
         .collect()
 }
 
-/// Checks a WinningPoSt proof over `sectors` (sector number, comm_r).
-pub fn verify_winning_post(
-    registered: u64,
-    randomness: &[u8],
-    miner_id: u64,
-    sectors: &[(u64, Vec<u8>)],
-    proof: &[u8],
-) -> ProofResult<bool> {
-    let registered = registry::post_proof(registered)?;
-    filecoin_proofs_api::post::verify_winning_post(
-        &bytes32("randomness", randomness)?,
-        proof,
-        &replicas(registered, sectors)?,
-        prover_id(miner_id),
-    )
-    .map_err(ProofError::filecoin)
+/// Which PoSt verifier to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PostKind {
+    /// `verify_winning_post`.
+    Winning,
+    /// `verify_window_post` (partition proofs concatenated).
+    Window,
 }
 
-/// Checks a WindowPoSt proof (all partitions concatenated) over `sectors`.
-pub fn verify_window_post(
+/// Checks a WinningPoSt or WindowPoSt proof over `sectors` (sector number, comm_r).
+pub fn verify_post(
+    kind: PostKind,
     registered: u64,
     randomness: &[u8],
     miner_id: u64,
@@ -78,12 +70,20 @@ pub fn verify_window_post(
     proof: &[u8],
 ) -> ProofResult<bool> {
     let registered = registry::post_proof(registered)?;
-    filecoin_proofs_api::post::verify_window_post(
-        &bytes32("randomness", randomness)?,
-        &[(registered, proof)],
-        &replicas(registered, sectors)?,
-        prover_id(miner_id),
-    )
+    let randomness = bytes32("randomness", randomness)?;
+    let replicas = replicas(registered, sectors)?;
+    let prover = prover_id(miner_id);
+    match kind {
+        PostKind::Winning => {
+            filecoin_proofs_api::post::verify_winning_post(&randomness, proof, &replicas, prover)
+        }
+        PostKind::Window => filecoin_proofs_api::post::verify_window_post(
+            &randomness,
+            &[(registered, proof)],
+            &replicas,
+            prover,
+        ),
+    }
     .map_err(ProofError::filecoin)
 }
 
