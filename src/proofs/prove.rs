@@ -7,15 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use bellperson::Circuit;
-use blstrs::Scalar;
 use log::debug;
 
 use super::circuits::CircuitKind;
 use super::error::{ProofError, ProofResult};
 use super::params::params_file;
-use super::request::{PartitionVisitor, ProofRequest};
-use crate::groth16::{synthesize, verify, AbcBuffers, Assignment, ProverBackend, Randomness, Srs};
+use super::request::ProofRequest;
+use crate::groth16::{verify, AbcBuffers, ProverBackend, Randomness, Srs};
 
 /// One parameter set's slot: locked while it is being decoded, then holds it.
 type SrsSlot = Arc<Mutex<Option<Arc<Srs>>>>;
@@ -72,16 +70,6 @@ impl SrsCache {
     }
 }
 
-/// Synthesizes the visited circuit into fresh buffers.
-struct Synthesize(Option<Assignment>);
-
-impl PartitionVisitor for Synthesize {
-    fn visit<C: Circuit<Scalar> + Send>(&mut self, circuit: C) -> ProofResult<()> {
-        self.0 = Some(synthesize(circuit, AbcBuffers::default())?);
-        Ok(())
-    }
-}
-
 /// Time spent in each step of a blocking proof, in milliseconds.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ProveTimings {
@@ -127,9 +115,7 @@ pub fn prove_with_randomness<B: ProverBackend>(
     let mut proofs = Vec::with_capacity(partitions);
     for (k, r) in randomness.iter().enumerate() {
         let t = Instant::now();
-        let mut synth = Synthesize(None);
-        let inputs = request.visit_partition(k, Some(&mut synth))?;
-        let assignment = synth.0.expect("visitor ran");
+        let (assignment, inputs) = request.synthesize_partition(k, AbcBuffers::default())?;
         let synth_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         let proof = backend.prove(assignment, &srs, *r)?;

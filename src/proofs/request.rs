@@ -6,6 +6,7 @@ use blstrs::Scalar;
 use super::circuits::CircuitKind;
 use super::error::ProofResult;
 use super::{porep::PoRepRequest, post::PostRequest, snap::SnapDealsRequest};
+use crate::groth16::{synthesize, AbcBuffers, Assignment};
 
 /// Receives the circuit of one partition (its concrete type depends on the sector shape).
 pub trait PartitionVisitor {
@@ -80,6 +81,24 @@ impl ProofRequest {
         }
     }
 
+    /// Builds partition `k`'s circuit and synthesizes it into `buffers`; returns the
+    /// assignment and the partition's public inputs.
+    pub fn synthesize_partition(
+        &self,
+        k: usize,
+        buffers: AbcBuffers,
+    ) -> ProofResult<(Assignment, Vec<Scalar>)> {
+        let mut visitor = IntoBuffers {
+            buffers: Some(buffers),
+            out: None,
+        };
+        let inputs = self.visit_partition(k, Some(&mut visitor))?;
+        let assignment = visitor.out.ok_or_else(|| {
+            super::error::ProofError::InvalidArgument(format!("no circuit for partition {k}"))
+        })?;
+        Ok((assignment, inputs))
+    }
+
     /// Verifies the complete proof bytes with filecoin-proofs' own verifier.
     pub fn verify(&self, proof: &[u8]) -> ProofResult<bool> {
         match self {
@@ -93,6 +112,20 @@ impl ProofRequest {
 /// The first 8 bytes of a commitment in hex, for messages.
 pub fn hex8(bytes: &[u8; 32]) -> String {
     bytes[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Synthesizes the visited circuit into the buffers it was given.
+struct IntoBuffers {
+    buffers: Option<AbcBuffers>,
+    out: Option<Assignment>,
+}
+
+impl PartitionVisitor for IntoBuffers {
+    fn visit<C: Circuit<Scalar> + Send>(&mut self, circuit: C) -> ProofResult<()> {
+        let buffers = self.buffers.take().unwrap_or_default();
+        self.out = Some(synthesize(circuit, buffers)?);
+        Ok(())
+    }
 }
 
 /// A visitor that only wants the public inputs.

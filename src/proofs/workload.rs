@@ -4,15 +4,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bellperson::Circuit;
-use blstrs::Scalar;
-
 use super::circuits::CircuitKind;
-use super::error::ProofResult;
 use super::params::params_file;
-use super::request::{PartitionVisitor, ProofRequest};
+use super::request::ProofRequest;
 use crate::engine::{Priority, Workload};
-use crate::groth16::{synthesize, AbcBuffers, Assignment, Srs};
+use crate::groth16::{AbcBuffers, Assignment, Srs};
 
 /// A [`ProofRequest`] the engine can schedule.
 pub struct FilecoinWorkload {
@@ -50,20 +46,6 @@ pub fn load_kind(kind: CircuitKind, params_dir: &std::path::Path) -> Result<Arc<
         .map_err(|e| e.to_string())
 }
 
-/// Synthesizes the visited circuit into buffers the engine lent.
-struct IntoBuffers {
-    buffers: Option<AbcBuffers>,
-    out: Option<Assignment>,
-}
-
-impl PartitionVisitor for IntoBuffers {
-    fn visit<C: Circuit<Scalar> + Send>(&mut self, circuit: C) -> ProofResult<()> {
-        let buffers = self.buffers.take().unwrap_or_default();
-        self.out = Some(synthesize(circuit, buffers)?);
-        Ok(())
-    }
-}
-
 impl Workload for FilecoinWorkload {
     fn kind(&self) -> String {
         self.request.kind_name().to_string()
@@ -94,16 +76,10 @@ impl Workload for FilecoinWorkload {
     }
 
     fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String> {
-        let mut visitor = IntoBuffers {
-            buffers: Some(buffers),
-            out: None,
-        };
         self.request
-            .visit_partition(k, Some(&mut visitor))
-            .map_err(|e| e.to_string())?;
-        visitor
-            .out
-            .ok_or_else(|| "no circuit was built".to_string())
+            .synthesize_partition(k, buffers)
+            .map(|(assignment, _)| assignment)
+            .map_err(|e| e.to_string())
     }
 
     fn verify(&self, proof: &[u8]) -> Result<(), String> {
