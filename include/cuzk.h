@@ -11,8 +11,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+// `partition_index` value for `cuzk_prove_window_post` meaning "every partition": the vanilla
+// proofs are cut into partitions and the merged WindowPoSt proof is returned.
+#define CUZK_ALL_PARTITIONS UINT64_MAX
+
+// `registered_proof` value for PoRep meaning "take it from the C1 output".
+#define CUZK_REGISTERED_FROM_C1 UINT64_MAX
+
 // Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-#define CUZK_ABI_VERSION 1
+#define CUZK_ABI_VERSION 2
+
+// Length of `CuzkStatus.backend`, including the terminating NUL.
+#define CUZK_BACKEND_NAME_LEN 32
 
 // Result code of every fallible `cuzk_*` call. On anything but `CUZK_OK` an owned message is
 // written to the call's `err` out-parameter (free it with `cuzk_string_free`).
@@ -51,15 +61,6 @@ typedef int32_t CuzkCode;
 // with `cuzk_engine_close` on it.
 typedef struct CuzkEngine CuzkEngine;
 
-// A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null
-// only when `len` is 0.
-typedef struct CuzkSlice {
-  // First byte.
-  const uint8_t *ptr;
-  // Number of bytes.
-  size_t len;
-} CuzkSlice;
-
 // An owned byte buffer returned by cuzk; release it with `cuzk_bytes_free`.
 typedef struct CuzkBytes {
   // First byte (null when empty).
@@ -79,6 +80,55 @@ typedef struct CuzkTimings {
   // The self-check with filecoin-proofs' verifier.
   double verify_ms;
 } CuzkTimings;
+
+// A snapshot of an engine: queues, pool, memory budget and job counts.
+typedef struct CuzkStatus {
+  // Backend in use, NUL-terminated ("cpu", "cuda:0").
+  char backend[CUZK_BACKEND_NAME_LEN];
+  // Whether the engine was closed.
+  bool closed;
+  // Milliseconds since open.
+  double uptime_ms;
+  // Partitions waiting for synthesis (all priority classes).
+  uint64_t partitions_queued;
+  // Partitions synthesized and waiting for a prover.
+  uint64_t partitions_synthesized;
+  // Partitions being synthesized or proved.
+  uint64_t partitions_in_flight;
+  // Jobs submitted and not yet awaited or finished.
+  uint64_t jobs_active;
+  // Jobs finished with a verified proof.
+  uint64_t jobs_completed;
+  // Jobs finished with an error.
+  uint64_t jobs_failed;
+  // Jobs cancelled.
+  uint64_t jobs_cancelled;
+  // Buffer sets in the pool.
+  uint64_t pool_buffers;
+  // Buffer sets free now.
+  uint64_t pool_free;
+  // Bytes of the pool's buffers.
+  uint64_t pool_bytes;
+  // Memory budget limit in bytes.
+  uint64_t budget_limit;
+  // Bytes charged to the budget now.
+  uint64_t budget_used;
+  // Highest charge since open.
+  uint64_t budget_high_water;
+  // Parameter sets resident in memory.
+  uint64_t srs_resident;
+  // Bytes of the resident parameter sets.
+  uint64_t srs_resident_bytes;
+} CuzkStatus;
+
+// A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null
+// only when `len` is 0.
+typedef struct CuzkSlice {
+  // First byte.
+  const uint8_t *ptr;
+  // Number of bytes.
+  size_t len;
+} CuzkSlice;
 
 // A challenged sector for PoSt verification.
 typedef struct CuzkSectorInfo {
@@ -100,73 +150,21 @@ extern "C" {
 // `config_toml` null or a NUL-terminated string; `out` writable; `err` null or writable.
 CuzkCode cuzk_engine_open(const char *config_toml, struct CuzkEngine **out, char **err);
 
+// Writes the process-wide default engine (the one `cuzk_prove_*` use with a null engine) to
+// `*out`, opening it with the default config on first use. The handle lives until the
+// process exits; `cuzk_engine_close` ignores it.
+//
+// # Safety
+// `out` writable; `err` null or writable.
+CuzkCode cuzk_default_engine(const struct CuzkEngine **out, char **err);
+
 // Closes an engine and frees the handle: unfinished jobs fail with `CUZK_CLOSED`, buffers and
-// parameters are released. Null is ignored. The handle must not be used afterwards.
+// parameters are released. Null and the default engine are ignored. The handle must not be
+// used afterwards.
 //
 // # Safety
 // `e` null or a live handle, not used concurrently by another call.
 void cuzk_engine_close(struct CuzkEngine *e);
-
-// Queues a PoRep C2 job. `c1_json` (the C1 output) is borrowed for the call.
-// `registered_proof` is the `abi.RegisteredSealProof` number, or `UINT64_MAX` to take it
-// from the C1 output (as filecoin-ffi's `SealCommitPhase2`). On success `*job_out` is the job.
-//
-// # Safety
-// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-CuzkCode cuzk_submit_porep(const struct CuzkEngine *e,
-                           const uint8_t *c1_json,
-                           size_t c1_len,
-                           uint64_t registered_proof,
-                           uint64_t sector_number,
-                           uint64_t miner_id,
-                           uint64_t *job_out,
-                           char **err);
-
-// Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
-// `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
-//
-// # Safety
-// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-CuzkCode cuzk_submit_winning_post(const struct CuzkEngine *e,
-                                  uint64_t registered_proof,
-                                  const uint8_t *randomness,
-                                  size_t randomness_len,
-                                  uint64_t miner_id,
-                                  const struct CuzkSlice *vanilla,
-                                  size_t n_vanilla,
-                                  uint64_t *job_out,
-                                  char **err);
-
-// Queues one WindowPoSt partition (`registered_proof` 5-14). Inputs borrowed as for
-// `cuzk_submit_winning_post`.
-//
-// # Safety
-// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-CuzkCode cuzk_submit_window_post(const struct CuzkEngine *e,
-                                 uint64_t registered_proof,
-                                 const uint8_t *randomness,
-                                 size_t randomness_len,
-                                 uint64_t miner_id,
-                                 const struct CuzkSlice *vanilla,
-                                 size_t n_vanilla,
-                                 uint64_t partition_index,
-                                 uint64_t *job_out,
-                                 char **err);
-
-// Queues a SnapDeals update proof (`registered_proof` 0-4): one vanilla proof per partition
-// (bincode `PartitionProof`) and three 32-byte commitments, all borrowed for the call.
-//
-// # Safety
-// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-CuzkCode cuzk_submit_snap_deals(const struct CuzkEngine *e,
-                                uint64_t registered_proof,
-                                const struct CuzkSlice *vanilla,
-                                size_t n_vanilla,
-                                struct CuzkSlice comm_r_old,
-                                struct CuzkSlice comm_r_new,
-                                struct CuzkSlice comm_d_new,
-                                uint64_t *job_out,
-                                char **err);
 
 // Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
 // (partition proofs in order; free with `cuzk_bytes_free`) and, when `timings_out` is not
@@ -193,6 +191,12 @@ CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
 // `json_out` writable; `err` null or writable.
 CuzkCode cuzk_status_json(const struct CuzkEngine *e, char **json_out, char **err);
 
+// Writes a snapshot of the engine to `*status_out` (plain data, nothing to free).
+//
+// # Safety
+// `status_out` writable; `err` null or writable.
+CuzkCode cuzk_status(const struct CuzkEngine *e, struct CuzkStatus *status_out, char **err);
+
 // Decodes a circuit's parameters now (e.g. "porep-32g", "winning-32g") so the first proof
 // does not wait for them. `kind` is borrowed for the call.
 //
@@ -212,6 +216,132 @@ CuzkCode cuzk_evict(const struct CuzkEngine *e, const char *kind, bool *evicted,
 // # Safety
 // `json_out` writable; `err` null or writable.
 CuzkCode cuzk_gpu_devices(char **json_out, char **err);
+
+// Queues a PoRep C2 job. `c1_json` (the C1 output) is borrowed for the call.
+// `registered_proof` is the `abi.RegisteredSealProof` number, or `CUZK_REGISTERED_FROM_C1` to
+// take it from the C1 output (as filecoin-ffi's `SealCommitPhase2`). On success `*job_out`
+// is the job.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_porep(const struct CuzkEngine *e,
+                           const uint8_t *c1_json,
+                           size_t c1_len,
+                           uint64_t registered_proof,
+                           uint64_t sector_number,
+                           uint64_t miner_id,
+                           uint64_t *job_out,
+                           char **err);
+
+// Proves a PoRep C2 and waits: `cuzk_submit_porep` + `cuzk_await`. A null `e` uses the
+// process-wide default engine. On success `*proof_out` owns the proof (free with
+// `cuzk_bytes_free`).
+//
+// # Safety
+// `e` null or a live handle; pointers valid for their lengths; `proof_out` writable; `err`
+// null or writable.
+CuzkCode cuzk_prove_porep(const struct CuzkEngine *e,
+                          const uint8_t *c1_json,
+                          size_t c1_len,
+                          uint64_t registered_proof,
+                          uint64_t sector_number,
+                          uint64_t miner_id,
+                          struct CuzkBytes *proof_out,
+                          char **err);
+
+// Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
+// `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_winning_post(const struct CuzkEngine *e,
+                                  uint64_t registered_proof,
+                                  const uint8_t *randomness,
+                                  size_t randomness_len,
+                                  uint64_t miner_id,
+                                  const struct CuzkSlice *vanilla,
+                                  size_t n_vanilla,
+                                  uint64_t *job_out,
+                                  char **err);
+
+// Proves a WinningPoSt and waits (null `e`: the default engine); `*proof_out` owns the proof.
+//
+// # Safety
+// As `cuzk_submit_winning_post`, with `proof_out` writable instead of `job_out`.
+CuzkCode cuzk_prove_winning_post(const struct CuzkEngine *e,
+                                 uint64_t registered_proof,
+                                 const uint8_t *randomness,
+                                 size_t randomness_len,
+                                 uint64_t miner_id,
+                                 const struct CuzkSlice *vanilla,
+                                 size_t n_vanilla,
+                                 struct CuzkBytes *proof_out,
+                                 char **err);
+
+// Queues one WindowPoSt partition (`registered_proof` 5-14; `partition_index` below 3000, the
+// most partitions a deadline has). Inputs borrowed as for `cuzk_submit_winning_post`.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_window_post(const struct CuzkEngine *e,
+                                 uint64_t registered_proof,
+                                 const uint8_t *randomness,
+                                 size_t randomness_len,
+                                 uint64_t miner_id,
+                                 const struct CuzkSlice *vanilla,
+                                 size_t n_vanilla,
+                                 uint64_t partition_index,
+                                 uint64_t *job_out,
+                                 char **err);
+
+// Proves a WindowPoSt and waits (null `e`: the default engine). With `partition_index` =
+// `CUZK_ALL_PARTITIONS` the vanilla proofs of all sectors (in sector-id order) are cut into
+// partitions and `*proof_out` is the merged proof (filecoin-ffi's
+// `GenerateWindowPoStWithVanilla`); otherwise it is one partition's proof
+// (`GenerateSinglePartitionWindowPoStWithVanilla`).
+//
+// # Safety
+// As `cuzk_submit_window_post`, with `proof_out` writable instead of `job_out`.
+CuzkCode cuzk_prove_window_post(const struct CuzkEngine *e,
+                                uint64_t registered_proof,
+                                const uint8_t *randomness,
+                                size_t randomness_len,
+                                uint64_t miner_id,
+                                const struct CuzkSlice *vanilla,
+                                size_t n_vanilla,
+                                uint64_t partition_index,
+                                struct CuzkBytes *proof_out,
+                                char **err);
+
+// Queues a SnapDeals update proof (`registered_proof` 0-4): one vanilla proof per partition
+// (bincode `PartitionProof`) and three 32-byte commitments, all borrowed for the call.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_snap_deals(const struct CuzkEngine *e,
+                                uint64_t registered_proof,
+                                const struct CuzkSlice *vanilla,
+                                size_t n_vanilla,
+                                struct CuzkSlice comm_r_old,
+                                struct CuzkSlice comm_r_new,
+                                struct CuzkSlice comm_d_new,
+                                uint64_t *job_out,
+                                char **err);
+
+// Proves a SnapDeals update and waits (null `e`: the default engine); `*proof_out` owns the
+// proof (filecoin-ffi's `GenerateUpdateProofWithVanilla`).
+//
+// # Safety
+// As `cuzk_submit_snap_deals`, with `proof_out` writable instead of `job_out`.
+CuzkCode cuzk_prove_snap_deals(const struct CuzkEngine *e,
+                               uint64_t registered_proof,
+                               const struct CuzkSlice *vanilla,
+                               size_t n_vanilla,
+                               struct CuzkSlice comm_r_old,
+                               struct CuzkSlice comm_r_new,
+                               struct CuzkSlice comm_d_new,
+                               struct CuzkBytes *proof_out,
+                               char **err);
 
 // Frees a string returned by cuzk (error messages, JSON). Null is ignored.
 //
@@ -243,73 +373,21 @@ void cuzk_init_logging(const char *filter);
 // `config_toml` null or a NUL-terminated string; `out` writable; `err` null or writable.
 CuzkCode cuzk_engine_open(const char *config_toml, struct CuzkEngine **out, char **err);
 
+// Writes the process-wide default engine (the one `cuzk_prove_*` use with a null engine) to
+// `*out`, opening it with the default config on first use. The handle lives until the
+// process exits; `cuzk_engine_close` ignores it.
+//
+// # Safety
+// `out` writable; `err` null or writable.
+CuzkCode cuzk_default_engine(const struct CuzkEngine **out, char **err);
+
 // Closes an engine and frees the handle: unfinished jobs fail with `CUZK_CLOSED`, buffers and
-// parameters are released. Null is ignored. The handle must not be used afterwards.
+// parameters are released. Null and the default engine are ignored. The handle must not be
+// used afterwards.
 //
 // # Safety
 // `e` null or a live handle, not used concurrently by another call.
 void cuzk_engine_close(struct CuzkEngine *e);
-
-// Queues a PoRep C2 job. `c1_json` (the C1 output) is borrowed for the call.
-// `registered_proof` is the `abi.RegisteredSealProof` number, or `UINT64_MAX` to take it
-// from the C1 output (as filecoin-ffi's `SealCommitPhase2`). On success `*job_out` is the job.
-//
-// # Safety
-// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-CuzkCode cuzk_submit_porep(const struct CuzkEngine *e,
-                           const uint8_t *c1_json,
-                           size_t c1_len,
-                           uint64_t registered_proof,
-                           uint64_t sector_number,
-                           uint64_t miner_id,
-                           uint64_t *job_out,
-                           char **err);
-
-// Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
-// `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
-//
-// # Safety
-// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-CuzkCode cuzk_submit_winning_post(const struct CuzkEngine *e,
-                                  uint64_t registered_proof,
-                                  const uint8_t *randomness,
-                                  size_t randomness_len,
-                                  uint64_t miner_id,
-                                  const struct CuzkSlice *vanilla,
-                                  size_t n_vanilla,
-                                  uint64_t *job_out,
-                                  char **err);
-
-// Queues one WindowPoSt partition (`registered_proof` 5-14). Inputs borrowed as for
-// `cuzk_submit_winning_post`.
-//
-// # Safety
-// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-CuzkCode cuzk_submit_window_post(const struct CuzkEngine *e,
-                                 uint64_t registered_proof,
-                                 const uint8_t *randomness,
-                                 size_t randomness_len,
-                                 uint64_t miner_id,
-                                 const struct CuzkSlice *vanilla,
-                                 size_t n_vanilla,
-                                 uint64_t partition_index,
-                                 uint64_t *job_out,
-                                 char **err);
-
-// Queues a SnapDeals update proof (`registered_proof` 0-4): one vanilla proof per partition
-// (bincode `PartitionProof`) and three 32-byte commitments, all borrowed for the call.
-//
-// # Safety
-// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-CuzkCode cuzk_submit_snap_deals(const struct CuzkEngine *e,
-                                uint64_t registered_proof,
-                                const struct CuzkSlice *vanilla,
-                                size_t n_vanilla,
-                                struct CuzkSlice comm_r_old,
-                                struct CuzkSlice comm_r_new,
-                                struct CuzkSlice comm_d_new,
-                                uint64_t *job_out,
-                                char **err);
 
 // Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
 // (partition proofs in order; free with `cuzk_bytes_free`) and, when `timings_out` is not
@@ -336,6 +414,12 @@ CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
 // `json_out` writable; `err` null or writable.
 CuzkCode cuzk_status_json(const struct CuzkEngine *e, char **json_out, char **err);
 
+// Writes a snapshot of the engine to `*status_out` (plain data, nothing to free).
+//
+// # Safety
+// `status_out` writable; `err` null or writable.
+CuzkCode cuzk_status(const struct CuzkEngine *e, struct CuzkStatus *status_out, char **err);
+
 // Decodes a circuit's parameters now (e.g. "porep-32g", "winning-32g") so the first proof
 // does not wait for them. `kind` is borrowed for the call.
 //
@@ -355,6 +439,132 @@ CuzkCode cuzk_evict(const struct CuzkEngine *e, const char *kind, bool *evicted,
 // # Safety
 // `json_out` writable; `err` null or writable.
 CuzkCode cuzk_gpu_devices(char **json_out, char **err);
+
+// Queues a PoRep C2 job. `c1_json` (the C1 output) is borrowed for the call.
+// `registered_proof` is the `abi.RegisteredSealProof` number, or `CUZK_REGISTERED_FROM_C1` to
+// take it from the C1 output (as filecoin-ffi's `SealCommitPhase2`). On success `*job_out`
+// is the job.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_porep(const struct CuzkEngine *e,
+                           const uint8_t *c1_json,
+                           size_t c1_len,
+                           uint64_t registered_proof,
+                           uint64_t sector_number,
+                           uint64_t miner_id,
+                           uint64_t *job_out,
+                           char **err);
+
+// Proves a PoRep C2 and waits: `cuzk_submit_porep` + `cuzk_await`. A null `e` uses the
+// process-wide default engine. On success `*proof_out` owns the proof (free with
+// `cuzk_bytes_free`).
+//
+// # Safety
+// `e` null or a live handle; pointers valid for their lengths; `proof_out` writable; `err`
+// null or writable.
+CuzkCode cuzk_prove_porep(const struct CuzkEngine *e,
+                          const uint8_t *c1_json,
+                          size_t c1_len,
+                          uint64_t registered_proof,
+                          uint64_t sector_number,
+                          uint64_t miner_id,
+                          struct CuzkBytes *proof_out,
+                          char **err);
+
+// Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
+// `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_winning_post(const struct CuzkEngine *e,
+                                  uint64_t registered_proof,
+                                  const uint8_t *randomness,
+                                  size_t randomness_len,
+                                  uint64_t miner_id,
+                                  const struct CuzkSlice *vanilla,
+                                  size_t n_vanilla,
+                                  uint64_t *job_out,
+                                  char **err);
+
+// Proves a WinningPoSt and waits (null `e`: the default engine); `*proof_out` owns the proof.
+//
+// # Safety
+// As `cuzk_submit_winning_post`, with `proof_out` writable instead of `job_out`.
+CuzkCode cuzk_prove_winning_post(const struct CuzkEngine *e,
+                                 uint64_t registered_proof,
+                                 const uint8_t *randomness,
+                                 size_t randomness_len,
+                                 uint64_t miner_id,
+                                 const struct CuzkSlice *vanilla,
+                                 size_t n_vanilla,
+                                 struct CuzkBytes *proof_out,
+                                 char **err);
+
+// Queues one WindowPoSt partition (`registered_proof` 5-14; `partition_index` below 3000, the
+// most partitions a deadline has). Inputs borrowed as for `cuzk_submit_winning_post`.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_window_post(const struct CuzkEngine *e,
+                                 uint64_t registered_proof,
+                                 const uint8_t *randomness,
+                                 size_t randomness_len,
+                                 uint64_t miner_id,
+                                 const struct CuzkSlice *vanilla,
+                                 size_t n_vanilla,
+                                 uint64_t partition_index,
+                                 uint64_t *job_out,
+                                 char **err);
+
+// Proves a WindowPoSt and waits (null `e`: the default engine). With `partition_index` =
+// `CUZK_ALL_PARTITIONS` the vanilla proofs of all sectors (in sector-id order) are cut into
+// partitions and `*proof_out` is the merged proof (filecoin-ffi's
+// `GenerateWindowPoStWithVanilla`); otherwise it is one partition's proof
+// (`GenerateSinglePartitionWindowPoStWithVanilla`).
+//
+// # Safety
+// As `cuzk_submit_window_post`, with `proof_out` writable instead of `job_out`.
+CuzkCode cuzk_prove_window_post(const struct CuzkEngine *e,
+                                uint64_t registered_proof,
+                                const uint8_t *randomness,
+                                size_t randomness_len,
+                                uint64_t miner_id,
+                                const struct CuzkSlice *vanilla,
+                                size_t n_vanilla,
+                                uint64_t partition_index,
+                                struct CuzkBytes *proof_out,
+                                char **err);
+
+// Queues a SnapDeals update proof (`registered_proof` 0-4): one vanilla proof per partition
+// (bincode `PartitionProof`) and three 32-byte commitments, all borrowed for the call.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_snap_deals(const struct CuzkEngine *e,
+                                uint64_t registered_proof,
+                                const struct CuzkSlice *vanilla,
+                                size_t n_vanilla,
+                                struct CuzkSlice comm_r_old,
+                                struct CuzkSlice comm_r_new,
+                                struct CuzkSlice comm_d_new,
+                                uint64_t *job_out,
+                                char **err);
+
+// Proves a SnapDeals update and waits (null `e`: the default engine); `*proof_out` owns the
+// proof (filecoin-ffi's `GenerateUpdateProofWithVanilla`).
+//
+// # Safety
+// As `cuzk_submit_snap_deals`, with `proof_out` writable instead of `job_out`.
+CuzkCode cuzk_prove_snap_deals(const struct CuzkEngine *e,
+                               uint64_t registered_proof,
+                               const struct CuzkSlice *vanilla,
+                               size_t n_vanilla,
+                               struct CuzkSlice comm_r_old,
+                               struct CuzkSlice comm_r_new,
+                               struct CuzkSlice comm_d_new,
+                               struct CuzkBytes *proof_out,
+                               char **err);
 
 // Frees a string returned by cuzk (error messages, JSON). Null is ignored.
 //

@@ -28,8 +28,32 @@ type Config struct {
 // Engine is an open cuzk engine. Its methods are safe for concurrent use; Close waits for
 // calls in progress and makes later calls return ErrClosed.
 type Engine struct {
-	mu     sync.RWMutex
-	handle *C.CuzkEngine
+	mu        sync.RWMutex
+	handle    *C.CuzkEngine
+	isDefault bool
+}
+
+var (
+	defaultMu     sync.Mutex
+	defaultEngine *Engine
+)
+
+// Default returns the process-wide default engine: the one the C library's one-shot
+// cuzk_prove_* calls use, opened with the default config (and CUZK_* overrides) on first use.
+// It lives until the process exits; Close on it returns an error.
+func Default() (*Engine, error) {
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if defaultEngine != nil {
+		return defaultEngine, nil
+	}
+	var handle *C.CuzkEngine
+	var msg *C.char
+	if err := takeError(C.cuzk_default_engine(&handle, &msg), msg); err != nil {
+		return nil, err
+	}
+	defaultEngine = &Engine{handle: handle, isDefault: true}
+	return defaultEngine, nil
 }
 
 // takeError converts a code and an owned C message into a Go error and frees the message.
@@ -142,6 +166,29 @@ func (e *Engine) SubmitWindowPoSt(registered uint64, randomness []byte, miner ui
 	return JobID(job), err
 }
 
+// ProveWindowPoStAll proves a whole WindowPoSt and waits: the vanilla proofs of all sectors
+// (in sector-id order) are cut into partitions of the proof type's sector count, each is
+// proved, and the merged proof is returned (filecoin-ffi's GenerateWindowPoStWithVanilla).
+// It blocks in the library until done; use SubmitWindowPoSt per partition to cancel.
+func (e *Engine) ProveWindowPoStAll(registered uint64, randomness []byte, miner uint64, vanilla [][]byte) ([]byte, error) {
+	var proof []byte
+	err := e.with(func(h *C.CuzkEngine) error {
+		r, rn := cBytes(randomness)
+		defer C.free(unsafe.Pointer(r))
+		v, vn, free := cSlices(vanilla)
+		defer free()
+		var out C.CuzkBytes
+		var msg *C.char
+		code := C.cuzk_prove_window_post(h, C.uint64_t(registered), r, rn, C.uint64_t(miner), v, vn, C.CUZK_ALL_PARTITIONS, &out, &msg)
+		if Code(code) == CodeOK {
+			proof = C.GoBytes(unsafe.Pointer(out.ptr), C.int(out.len))
+			C.cuzk_bytes_free(&out)
+		}
+		return takeError(code, msg)
+	})
+	return proof, err
+}
+
 // SubmitSnapDeals queues a SnapDeals update proof from per-partition vanilla proofs.
 func (e *Engine) SubmitSnapDeals(registered uint64, vanilla [][]byte, commROld, commRNew, commDNew []byte) (JobID, error) {
 	var job C.uint64_t
@@ -242,12 +289,59 @@ func (e *Engine) Status() (Status, error) {
 	return st, err
 }
 
+// Summary is the engine's status as fixed fields (the C struct CuzkStatus).
+type Summary struct {
+	Backend                                                     string
+	Closed                                                      bool
+	UptimeMs                                                    float64
+	PartitionsQueued, PartitionsSynthesized, PartitionsInFlight uint64
+	JobsActive, JobsCompleted, JobsFailed, JobsCancelled        uint64
+	PoolBuffers, PoolFree, PoolBytes                            uint64
+	BudgetLimit, BudgetUsed, BudgetHighWater                    uint64
+	SRSResident, SRSResidentBytes                               uint64
+}
+
+// Summary returns a snapshot of the engine as fixed fields (Status has every detail).
+func (e *Engine) Summary() (Summary, error) {
+	var st C.CuzkStatus
+	err := e.with(func(h *C.CuzkEngine) error {
+		var msg *C.char
+		return takeError(C.cuzk_status(h, &st, &msg), msg)
+	})
+	if err != nil {
+		return Summary{}, err
+	}
+	return Summary{
+		Backend:               C.GoString(&st.backend[0]),
+		Closed:                bool(st.closed),
+		UptimeMs:              float64(st.uptime_ms),
+		PartitionsQueued:      uint64(st.partitions_queued),
+		PartitionsSynthesized: uint64(st.partitions_synthesized),
+		PartitionsInFlight:    uint64(st.partitions_in_flight),
+		JobsActive:            uint64(st.jobs_active),
+		JobsCompleted:         uint64(st.jobs_completed),
+		JobsFailed:            uint64(st.jobs_failed),
+		JobsCancelled:         uint64(st.jobs_cancelled),
+		PoolBuffers:           uint64(st.pool_buffers),
+		PoolFree:              uint64(st.pool_free),
+		PoolBytes:             uint64(st.pool_bytes),
+		BudgetLimit:           uint64(st.budget_limit),
+		BudgetUsed:            uint64(st.budget_used),
+		BudgetHighWater:       uint64(st.budget_high_water),
+		SRSResident:           uint64(st.srs_resident),
+		SRSResidentBytes:      uint64(st.srs_resident_bytes),
+	}, nil
+}
+
 // Close stops the engine: unfinished jobs fail with ErrClosed; later calls return ErrClosed.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.handle == nil {
 		return &Error{Code: CodeClosed, Message: "engine is closed"}
+	}
+	if e.isDefault {
+		return &Error{Code: CodeInvalidInput, Message: "the default engine lives until the process exits"}
 	}
 	C.cuzk_engine_close(e.handle)
 	e.handle = nil

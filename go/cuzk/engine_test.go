@@ -110,14 +110,39 @@ func TestPreloadEvictAndDevices(t *testing.T) {
 	if len(st["srs_resident"].([]any)) != 1 {
 		t.Fatalf("preload did not make the SRS resident: %v", st["srs_resident"])
 	}
+	sum, err := e.Summary()
+	if err != nil || sum.SRSResident != 1 || sum.SRSResidentBytes == 0 || sum.Backend != st["backend"] ||
+		sum.BudgetUsed < sum.SRSResidentBytes || sum.PoolFree != sum.PoolBuffers || sum.Closed {
+		t.Fatalf("summary after preload: %+v %v", sum, err)
+	}
 	if evicted, err := e.Evict("window-2k"); !evicted || err != nil {
 		t.Fatalf("evict: %v %v", evicted, err)
+	}
+	if sum, _ := e.Summary(); sum.SRSResident != 0 || sum.SRSResidentBytes != 0 {
+		t.Fatalf("summary after evict: %+v", sum)
 	}
 	if err := e.Preload("nonsense-2k"); !errors.Is(err, cuzk.ErrInvalidInput) {
 		t.Fatalf("unknown kind: %v", err)
 	}
 	if devices, err := cuzk.GPUDevices(); err != nil || devices == nil || len(devices) != 0 {
 		t.Fatalf("CPU build lists no GPUs: %v %v", devices, err)
+	}
+}
+
+func TestDefaultEngineIsSharedAndNotClosable(t *testing.T) {
+	a, err := cuzk.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := cuzk.Default()
+	if a != b {
+		t.Fatal("Default returned two engines")
+	}
+	if err := a.Close(); !errors.Is(err, cuzk.ErrInvalidInput) {
+		t.Fatalf("closing the default engine: %v", err)
+	}
+	if _, err := a.Summary(); err != nil {
+		t.Fatalf("default engine after Close: %v", err)
 	}
 }
 
@@ -218,6 +243,18 @@ func TestBadInputsAreErrors(t *testing.T) {
 		},
 		"empty vanilla": func() error {
 			_, err := e.SubmitWindowPoSt(w.Registered, rnd, d.MinerID, nil, 0)
+			return err
+		},
+		"partition index past the deadline limit": func() error {
+			_, err := e.SubmitWindowPoSt(w.Registered, rnd, d.MinerID, vanilla, 3000)
+			return err
+		},
+		"all-partitions index for one job": func() error {
+			_, err := e.SubmitWindowPoSt(w.Registered, rnd, d.MinerID, vanilla, ^uint64(0))
+			return err
+		},
+		"whole WindowPoSt with winning type": func() error {
+			_, err := e.ProveWindowPoStAll(0, rnd, d.MinerID, vanilla)
 			return err
 		},
 		"short commitment": func() error {

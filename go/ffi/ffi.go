@@ -1,12 +1,12 @@
 // Package ffi mirrors filecoin-ffi's proving functions with the same names and go-state-types
-// signatures, backed by a process-wide cuzk engine opened on first use (default config, CUZK_*
-// environment overrides). A node swaps its import path to use it.
+// signatures, backed by the library's process-wide default engine (cuzk.Default: opened on
+// first use with the default config and CUZK_* environment overrides, shared with C callers of
+// the one-shot cuzk_prove_* functions). A node swaps its import path to use it.
 package ffi
 
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/cuzk-dev/cuzk/go/cuzk"
 	"github.com/filecoin-project/go-state-types/abi"
@@ -14,20 +14,8 @@ import (
 	"github.com/ipfs/go-cid"
 )
 
-var (
-	defaultOnce   sync.Once
-	defaultEngine *cuzk.Engine
-	defaultErr    error
-)
-
-// engine returns the process-wide engine, opening it on first use.
-func engine() (*cuzk.Engine, error) {
-	defaultOnce.Do(func() { defaultEngine, defaultErr = cuzk.Open(cuzk.Config{}) })
-	return defaultEngine, defaultErr
-}
-
 func prove(submit func(e *cuzk.Engine) (cuzk.JobID, error)) ([]byte, error) {
-	e, err := engine()
+	e, err := cuzk.Default()
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +64,18 @@ func GenerateSinglePartitionWindowPoStWithVanilla(proofType abi.RegisteredPoStPr
 	return &PartitionProof{PoStProof: proofType, ProofBytes: out}, nil
 }
 
-// GenerateWindowPoStWithVanilla proves a WindowPoSt whose sectors fit one partition.
+// GenerateWindowPoStWithVanilla proves a whole WindowPoSt: the vanilla proofs (in sector-id
+// order) are cut into partitions, each is proved, and the merged proof is returned.
 func GenerateWindowPoStWithVanilla(proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error) {
-	p, err := GenerateSinglePartitionWindowPoStWithVanilla(proofType, minerID, randomness, proofs, 0)
+	e, err := cuzk.Default()
 	if err != nil {
 		return nil, err
 	}
-	return []proof.PoStProof{proof.PoStProof(*p)}, nil
+	out, err := e.ProveWindowPoStAll(uint64(proofType), randomness, uint64(minerID), proofs)
+	if err != nil {
+		return nil, err
+	}
+	return []proof.PoStProof{{PoStProof: proofType, ProofBytes: out}}, nil
 }
 
 // MergeWindowPoStPartitionProofs concatenates partition proofs in order.

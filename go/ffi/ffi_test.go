@@ -37,6 +37,10 @@ func TestFilecoinFFIShapes(t *testing.T) {
 	if err != nil || len(part.ProofBytes) != 192 || part.PoStProof != abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1 {
 		t.Fatalf("GenerateSinglePartitionWindowPoStWithVanilla: %+v, %v", part, err)
 	}
+	whole, err := ffi.GenerateWindowPoStWithVanilla(abi.RegisteredPoStProof(win.Registered), abi.ActorID(d.MinerID), testdata.Hex(t, win.Randomness), d.Files(t, win.VanillaFiles))
+	if err != nil || len(whole) != 1 || len(whole[0].ProofBytes) != 192 || whole[0].PoStProof != part.PoStProof {
+		t.Fatalf("GenerateWindowPoStWithVanilla: %+v, %v", whole, err)
+	}
 	merged, err := ffi.MergeWindowPoStPartitionProofs(part.PoStProof, []ffi.PartitionProof{*part, *part})
 	if err != nil || len(merged.ProofBytes) != 384 {
 		t.Fatalf("MergeWindowPoStPartitionProofs: %v", err)
@@ -94,6 +98,11 @@ func TestFilecoinFFIShapes(t *testing.T) {
 		Randomness: testdata.Hex(t, win.Randomness), Proofs: []proof.PoStProof{proof.PoStProof(*part)}, ChallengedSectors: []proof.SectorInfo{sector(0), sector(1)}, Prover: abi.ActorID(d.MinerID),
 	}); !ok || err != nil {
 		t.Fatalf("VerifyWindowPoSt: %v %v", ok, err)
+	}
+	if ok, err := ffi.VerifyWindowPoSt(proof.WindowPoStVerifyInfo{
+		Randomness: testdata.Hex(t, win.Randomness), Proofs: whole, ChallengedSectors: []proof.SectorInfo{sector(0), sector(1)}, Prover: abi.ActorID(d.MinerID),
+	}); !ok || err != nil {
+		t.Fatalf("VerifyWindowPoSt (whole): %v %v", ok, err)
 	}
 	if ok, err := ffi.SectorUpdate.VerifyUpdateProof(proof.ReplicaUpdateInfo{
 		UpdateProofType: abi.RegisteredUpdateProof(s.Registered), OldSealedSectorCID: old, NewSealedSectorCID: newR, NewUnsealedSectorCID: newD, Proof: update,

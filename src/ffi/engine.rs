@@ -2,26 +2,70 @@
 
 use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 
-use super::guard::{bytes, call, non_null, slices, FfiError};
-use super::types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
-use crate::engine::{Config, Engine, JobId, Workload};
+use super::guard::{call, non_null, FfiError};
+use super::jobs::Output;
+use super::status::CuzkStatus;
+use super::types::{CuzkBytes, CuzkCode, CuzkTimings};
+use crate::engine::{Config, Engine, JobId};
 use crate::groth16::paramgen::cache::cache_dir;
 use crate::proofs::circuits::CircuitKind;
-use crate::proofs::porep::PoRepRequest;
-use crate::proofs::post::PostRequest;
-use crate::proofs::snap::SnapDealsRequest;
-use crate::proofs::workload::{load_kind, srs_key, FilecoinWorkload};
-use crate::proofs::ProofRequest;
+use crate::proofs::workload::{load_kind, srs_key};
 
 /// An open engine (opaque to C). Created by `cuzk_engine_open`, released by
 /// `cuzk_engine_close`. Calls on one handle may come from any thread, but not concurrently
 /// with `cuzk_engine_close` on it.
 pub struct CuzkEngine {
-    engine: Engine,
-    params_dir: PathBuf,
+    pub(super) engine: Engine,
+    pub(super) params_dir: PathBuf,
+    /// The process-wide default engine: never freed, `cuzk_engine_close` ignores it.
+    is_default: bool,
+}
+
+/// The process-wide default engine behind the one-shot `cuzk_prove_*` calls with a null
+/// engine. Opened on first use; a failed open is retried on the next call.
+static DEFAULT_ENGINE: Mutex<Option<&'static CuzkEngine>> = Mutex::new(None);
+
+/// Opens an engine from an optional TOML config plus `CUZK_*` environment overrides.
+fn open(config_toml: Option<&str>, is_default: bool) -> Result<CuzkEngine, FfiError> {
+    let config = match config_toml {
+        None => Config::default(),
+        Some(text) => Config::from_toml(text).map_err(invalid)?,
+    };
+    let config = config.with_env_overrides().map_err(invalid)?;
+    Ok(CuzkEngine {
+        engine: Engine::open_cpu(config)?,
+        params_dir: cache_dir(),
+        is_default,
+    })
+}
+
+/// The process-wide default engine, opened on first use with the default config.
+pub(super) fn default_engine() -> Result<&'static CuzkEngine, FfiError> {
+    let mut slot = DEFAULT_ENGINE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = *slot {
+        return Ok(e);
+    }
+    let e: &'static CuzkEngine = Box::leak(Box::new(open(None, true)?));
+    *slot = Some(e);
+    Ok(e)
+}
+
+/// The engine for a job call: one-shot proving (`Output::Proof`) takes a null handle as the
+/// default engine; queued jobs need an explicit handle to await them on.
+///
+/// # Safety
+/// `e` must be null or a live handle from `cuzk_engine_open` / `cuzk_default_engine`.
+pub(super) unsafe fn engine_or_default<'a>(
+    e: *const CuzkEngine,
+    out: &Output,
+) -> Result<&'a CuzkEngine, FfiError> {
+    match (e.is_null(), out) {
+        (true, Output::Proof(_)) => default_engine(),
+        _ => engine(e),
+    }
 }
 
 /// Borrows the engine behind a handle.
@@ -33,7 +77,8 @@ unsafe fn engine<'a>(e: *const CuzkEngine) -> Result<&'a CuzkEngine, FfiError> {
     Ok(&*e)
 }
 
-fn invalid(msg: impl Into<String>) -> FfiError {
+/// An `InvalidInput` error.
+pub(super) fn invalid(msg: impl Into<String>) -> FfiError {
     FfiError::new(CuzkCode::InvalidInput, msg)
 }
 
@@ -51,33 +96,47 @@ pub unsafe extern "C" fn cuzk_engine_open(
 ) -> CuzkCode {
     call(err, || {
         non_null(out, "out")?;
-        let config = if config_toml.is_null() {
-            Config::default()
+        let text = if config_toml.is_null() {
+            None
         } else {
-            let text = CStr::from_ptr(config_toml)
-                .to_str()
-                .map_err(|_| invalid("config is not UTF-8"))?;
-            Config::from_toml(text).map_err(invalid)?
+            Some(
+                CStr::from_ptr(config_toml)
+                    .to_str()
+                    .map_err(|_| invalid("config is not UTF-8"))?,
+            )
         };
-        let config = config.with_env_overrides().map_err(invalid)?;
-        let engine = Engine::open_cpu(config)?;
-        let handle = Box::new(CuzkEngine {
-            engine,
-            params_dir: cache_dir(),
-        });
-        *out = Box::into_raw(handle);
+        *out = Box::into_raw(Box::new(open(text, false)?));
+        Ok(())
+    })
+}
+
+/// Writes the process-wide default engine (the one `cuzk_prove_*` use with a null engine) to
+/// `*out`, opening it with the default config on first use. The handle lives until the
+/// process exits; `cuzk_engine_close` ignores it.
+///
+/// # Safety
+/// `out` writable; `err` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_default_engine(
+    out: *mut *const CuzkEngine,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        non_null(out, "out")?;
+        *out = default_engine()?;
         Ok(())
     })
 }
 
 /// Closes an engine and frees the handle: unfinished jobs fail with `CUZK_CLOSED`, buffers and
-/// parameters are released. Null is ignored. The handle must not be used afterwards.
+/// parameters are released. Null and the default engine are ignored. The handle must not be
+/// used afterwards.
 ///
 /// # Safety
 /// `e` null or a live handle, not used concurrently by another call.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_close(e: *mut CuzkEngine) {
-    if e.is_null() {
+    if e.is_null() || (*e).is_default {
         return;
     }
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -85,137 +144,6 @@ pub unsafe extern "C" fn cuzk_engine_close(e: *mut CuzkEngine) {
         handle.engine.close();
         drop(handle);
     }));
-}
-
-fn submit(e: &CuzkEngine, request: ProofRequest, job_out: *mut u64) -> Result<(), FfiError> {
-    let workload: Arc<dyn Workload> = FilecoinWorkload::new(request, e.params_dir.clone());
-    let id = e.engine.submit(workload)?;
-    // SAFETY: checked non-null by the callers.
-    unsafe { *job_out = id.0 };
-    Ok(())
-}
-
-/// Queues a PoRep C2 job. `c1_json` (the C1 output) is borrowed for the call.
-/// `registered_proof` is the `abi.RegisteredSealProof` number, or `UINT64_MAX` to take it
-/// from the C1 output (as filecoin-ffi's `SealCommitPhase2`). On success `*job_out` is the job.
-///
-/// # Safety
-/// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn cuzk_submit_porep(
-    e: *const CuzkEngine,
-    c1_json: *const u8,
-    c1_len: usize,
-    registered_proof: u64,
-    sector_number: u64,
-    miner_id: u64,
-    job_out: *mut u64,
-    err: *mut *mut c_char,
-) -> CuzkCode {
-    call(err, || {
-        let e = engine(e)?;
-        non_null(job_out, "job_out")?;
-        let c1 = bytes(c1_json, c1_len, "c1_json")?;
-        if c1.is_empty() {
-            return Err(invalid("C1 output is empty"));
-        }
-        let request = if registered_proof == u64::MAX {
-            PoRepRequest::parse_any(c1, sector_number, miner_id)?
-        } else {
-            PoRepRequest::parse(c1, registered_proof, sector_number, miner_id)?
-        };
-        submit(e, ProofRequest::PoRep(request), job_out)
-    })
-}
-
-/// Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
-/// `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
-///
-/// # Safety
-/// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn cuzk_submit_winning_post(
-    e: *const CuzkEngine,
-    registered_proof: u64,
-    randomness: *const u8,
-    randomness_len: usize,
-    miner_id: u64,
-    vanilla: *const CuzkSlice,
-    n_vanilla: usize,
-    job_out: *mut u64,
-    err: *mut *mut c_char,
-) -> CuzkCode {
-    call(err, || {
-        let e = engine(e)?;
-        non_null(job_out, "job_out")?;
-        let randomness = bytes(randomness, randomness_len, "randomness")?;
-        let vanilla = slices(vanilla, n_vanilla, "vanilla")?;
-        let request = PostRequest::winning(registered_proof, randomness, miner_id, &vanilla)?;
-        submit(e, ProofRequest::Post(request), job_out)
-    })
-}
-
-/// Queues one WindowPoSt partition (`registered_proof` 5-14). Inputs borrowed as for
-/// `cuzk_submit_winning_post`.
-///
-/// # Safety
-/// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn cuzk_submit_window_post(
-    e: *const CuzkEngine,
-    registered_proof: u64,
-    randomness: *const u8,
-    randomness_len: usize,
-    miner_id: u64,
-    vanilla: *const CuzkSlice,
-    n_vanilla: usize,
-    partition_index: u64,
-    job_out: *mut u64,
-    err: *mut *mut c_char,
-) -> CuzkCode {
-    call(err, || {
-        let e = engine(e)?;
-        non_null(job_out, "job_out")?;
-        let randomness = bytes(randomness, randomness_len, "randomness")?;
-        let vanilla = slices(vanilla, n_vanilla, "vanilla")?;
-        let partition =
-            usize::try_from(partition_index).map_err(|_| invalid("partition index too large"))?;
-        let request =
-            PostRequest::window(registered_proof, randomness, miner_id, &vanilla, partition)?;
-        submit(e, ProofRequest::Post(request), job_out)
-    })
-}
-
-/// Queues a SnapDeals update proof (`registered_proof` 0-4): one vanilla proof per partition
-/// (bincode `PartitionProof`) and three 32-byte commitments, all borrowed for the call.
-///
-/// # Safety
-/// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn cuzk_submit_snap_deals(
-    e: *const CuzkEngine,
-    registered_proof: u64,
-    vanilla: *const CuzkSlice,
-    n_vanilla: usize,
-    comm_r_old: CuzkSlice,
-    comm_r_new: CuzkSlice,
-    comm_d_new: CuzkSlice,
-    job_out: *mut u64,
-    err: *mut *mut c_char,
-) -> CuzkCode {
-    call(err, || {
-        let e = engine(e)?;
-        non_null(job_out, "job_out")?;
-        let vanilla = slices(vanilla, n_vanilla, "vanilla")?;
-        let request = SnapDealsRequest::parse(
-            registered_proof,
-            &vanilla,
-            bytes(comm_r_old.ptr, comm_r_old.len, "comm_r_old")?,
-            bytes(comm_r_new.ptr, comm_r_new.len, "comm_r_new")?,
-            bytes(comm_d_new.ptr, comm_d_new.len, "comm_d_new")?,
-        )?;
-        submit(e, ProofRequest::SnapDeals(request), job_out)
-    })
 }
 
 /// Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
@@ -281,6 +209,24 @@ pub unsafe extern "C" fn cuzk_status_json(
         let json = serde_json::to_string(&e.engine.status())
             .map_err(|x| FfiError::new(CuzkCode::ProofFailed, x.to_string()))?;
         *json_out = std::ffi::CString::new(json).unwrap_or_default().into_raw();
+        Ok(())
+    })
+}
+
+/// Writes a snapshot of the engine to `*status_out` (plain data, nothing to free).
+///
+/// # Safety
+/// `status_out` writable; `err` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_status(
+    e: *const CuzkEngine,
+    status_out: *mut CuzkStatus,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        let e = engine(e)?;
+        non_null(status_out, "status_out")?;
+        *status_out = CuzkStatus::from(&e.engine.status());
         Ok(())
     })
 }

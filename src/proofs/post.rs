@@ -59,7 +59,47 @@ fn decode<Tree: 'static + MerkleTreeTrait>(proofs: &[Vec<u8>]) -> ProofResult<De
     Ok((Box::new(decoded), sectors))
 }
 
+/// The most partitions one WindowPoSt deadline can have (builtin-actors' policy
+/// `max_partitions_per_deadline`); a larger partition index is a caller error.
+pub const MAX_PARTITIONS_PER_DEADLINE: usize = 3000;
+
+/// Parses a WindowPoSt abi number (5-14), refusing other PoSt types.
+fn window_proof(registered: u64) -> ProofResult<RegisteredPoStProof> {
+    let registered = registry::post_proof(registered)?;
+    if registered.typ() != PoStType::Window {
+        return Err(ProofError::InvalidArgument(format!(
+            "{registered:?} is not a WindowPoSt proof type"
+        )));
+    }
+    Ok(registered)
+}
+
 impl PostRequest {
+    /// A whole WindowPoSt as filecoin-proofs' `generate_window_post_with_vanilla` proves it:
+    /// the vanilla proofs (in sector-id order, the order filecoin-proofs' verifier expects)
+    /// are cut into partitions of the proof type's sector count, one request per partition
+    /// in order. The partition proofs concatenated are the WindowPoSt proof.
+    pub fn window_all_partitions(
+        registered: u64,
+        randomness: &[u8],
+        miner_id: u64,
+        vanilla_proofs: &[Vec<u8>],
+    ) -> ProofResult<Vec<Self>> {
+        let abi = registered;
+        let registered = window_proof(registered)?;
+        if vanilla_proofs.is_empty() {
+            return Err(ProofError::InvalidArgument(
+                "vanilla_proofs cannot be an empty list".into(),
+            ));
+        }
+        let per_partition = registered.as_v1_config().sector_count;
+        vanilla_proofs
+            .chunks(per_partition)
+            .enumerate()
+            .map(|(k, chunk)| Self::window(abi, randomness, miner_id, chunk, k))
+            .collect()
+    }
+
     /// WinningPoSt: `registered` abi number 0-4, 32-byte randomness, miner id, vanilla proofs.
     pub fn winning(
         registered: u64,
@@ -85,10 +125,11 @@ impl PostRequest {
         vanilla_proofs: &[Vec<u8>],
         partition_index: usize,
     ) -> ProofResult<Self> {
-        let registered = registry::post_proof(registered)?;
-        if registered.typ() != PoStType::Window {
+        let registered = window_proof(registered)?;
+        if partition_index >= MAX_PARTITIONS_PER_DEADLINE {
             return Err(ProofError::InvalidArgument(format!(
-                "{registered:?} is not a WindowPoSt proof type"
+                "partition index {partition_index} is out of range: a deadline has at most \
+                 {MAX_PARTITIONS_PER_DEADLINE} partitions"
             )));
         }
         Self::parse(

@@ -93,9 +93,66 @@ int main(int argc, char **argv) {
   code = cuzk_status_json(engine, &json, NULL);
   CHECK(code == CUZK_CODE_OK && json && strstr(json, "\"completed\":1"), "status: %s", json ? json : "");
   cuzk_string_free(json);
+  CuzkStatus status;
+  memset(&status, 0xFF, sizeof status);
+  code = cuzk_status(engine, &status, NULL);
+  CHECK(code == CUZK_CODE_OK && status.jobs_completed == 1 && status.jobs_active == 0 &&
+            strcmp(status.backend, "cpu") == 0 && !status.closed &&
+            status.pool_free == status.pool_buffers && status.srs_resident == 1,
+        "status struct: completed %llu backend %.32s", (unsigned long long)status.jobs_completed,
+        status.backend);
 
   cuzk_engine_close(engine);
   cuzk_engine_close(NULL);
+
+  /* One-shot proving on the process-wide default engine (null engine), as filecoin-ffi's
+   * GenerateWindowPoStWithVanilla: every partition, merged, then checked by the verifier. */
+  err = NULL;
+  code = cuzk_prove_window_post(NULL, 10, randomness, rlen, 1000, vanilla, 2, CUZK_ALL_PARTITIONS,
+                                &proof, &err);
+  CHECK(code == CUZK_CODE_OK && proof.len == 192, "one-shot window: %d %s", code, err ? err : "");
+  cuzk_string_free(err);
+  /* The verifier needs the sectors' numbers and comm_r: the two PoRep entries of the manifest. */
+  size_t mlen;
+  char *manifest = (char *)read_file(dir, "manifest.json", &mlen);
+  manifest = realloc(manifest, mlen + 1);
+  manifest[mlen] = 0;
+  CuzkSectorInfo sectors[2];
+  unsigned char comm_r[2][32];
+  const char *cursor = manifest;
+  for (int i = 0; i < 2; i++) {
+    cursor = strstr(cursor, "\"sector\": ");
+    CHECK(cursor != NULL, "manifest has sector %d", i);
+    if (!cursor) break;
+    sectors[i].sector_number = strtoull(cursor + 10, NULL, 10);
+    cursor = strstr(cursor, "\"comm_r\": \"");
+    CHECK(cursor != NULL, "manifest has comm_r %d", i);
+    if (!cursor) break;
+    for (int b = 0; b < 32; b++) sscanf(cursor + 11 + 2 * b, "%2hhx", &comm_r[i][b]);
+    sectors[i].comm_r = (CuzkSlice){comm_r[i], 32};
+  }
+  bool valid = false;
+  code = cuzk_verify_window_post(10, (CuzkSlice){randomness, rlen}, 1000, sectors, 2,
+                                 (CuzkSlice){proof.ptr, proof.len}, &valid, &err);
+  CHECK(code == CUZK_CODE_OK && valid, "one-shot window proof verifies: %d %s", code,
+        err ? err : "");
+  cuzk_string_free(err);
+  cuzk_bytes_free(&proof);
+  free(manifest);
+
+  const CuzkEngine *shared = NULL;
+  code = cuzk_default_engine(&shared, NULL);
+  CHECK(code == CUZK_CODE_OK && shared, "default engine: %d", code);
+  cuzk_engine_close((CuzkEngine *)shared); /* ignored for the default engine */
+  code = cuzk_status(shared, &status, NULL);
+  CHECK(code == CUZK_CODE_OK && status.jobs_completed == 1 && !status.closed,
+        "default engine served the one-shot job and survives close: %d", code);
+  err = NULL;
+  code = cuzk_prove_window_post(NULL, 0, randomness, rlen, 1000, vanilla, 2, CUZK_ALL_PARTITIONS,
+                                &proof, &err);
+  CHECK(code == CUZK_CODE_INVALID_INPUT && err && proof.len == 0, "one-shot with a winning type: %d",
+        code);
+  cuzk_string_free(err);
   free(randomness);
   free(v0);
   free(v1);
