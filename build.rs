@@ -36,6 +36,71 @@ fn main() {
     if std::env::var_os("CI").is_none() {
         copy_if_changed(&generated, &crate_dir.join("include/cuzk.h"));
     }
+
+    if std::env::var_os("CARGO_FEATURE_CUDA").is_some() {
+        build_cuda(&crate_dir);
+    }
+}
+
+/// Compiles `cuda/*.cu` with nvcc for sm_80 and sm_90 (plus compute_90 PTX for newer GPUs)
+/// against sppark's headers, and links the result with the static CUDA runtime.
+fn build_cuda(crate_dir: &Path) {
+    let sppark = std::env::var("DEP_SPPARK_ROOT").expect("the sppark crate exports its root");
+    let blst = std::env::var("DEP_BLST_C_SRC").expect("the blst crate exports its C sources");
+    println!("cargo:rerun-if-changed=cuda");
+    println!("cargo:rerun-if-env-changed=CUZK_NVCC_CCBIN");
+
+    let mut nvcc = cc::Build::new();
+    nvcc.cuda(true)
+        .debug(false)
+        .opt_level(3)
+        .include(&sppark)
+        .include(&blst)
+        .define("FEATURE_BLS12_381", None)
+        .define("TAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE", None)
+        .flag("-std=c++17")
+        .flag("-Xcompiler")
+        .flag("-Wno-unused-function")
+        // cuda/groth16.cu views a Rust-owned stream through sppark's stream_t layout.
+        .flag("-Xcompiler")
+        .flag("-fno-strict-aliasing")
+        .flag("-gencode")
+        .flag("arch=compute_80,code=sm_80")
+        .flag("-gencode")
+        .flag("arch=compute_90,code=sm_90")
+        .flag("-gencode")
+        .flag("arch=compute_90,code=compute_90");
+    // blst's assembly exports the ADX (mulx) variants when built for a CPU with ADX; sppark's
+    // host code must call the same ones.
+    if blst_uses_adx() {
+        nvcc.define("__ADX__", None);
+    }
+    // nvcc 11.8 refuses gcc newer than 11: use the compiler named by CUZK_NVCC_CCBIN, else
+    // g++-11 when installed (Debian's nvidia-cuda-toolkit pulls it in).
+    let ccbin = std::env::var("CUZK_NVCC_CCBIN").ok().or_else(|| {
+        let found = std::process::Command::new("g++-11")
+            .arg("--version")
+            .output();
+        found
+            .is_ok_and(|o| o.status.success())
+            .then(|| "g++-11".to_string())
+    });
+    if let Some(ccbin) = ccbin {
+        nvcc.ccbin(false).flag("-ccbin").flag(&ccbin);
+    }
+    nvcc.file(crate_dir.join("cuda/groth16.cu"))
+        .compile("cuzk_cuda");
+}
+
+/// Whether blst was built with ADX instructions (its build script decides from the host CPU
+/// unless the `portable` feature is on, which cuzk does not enable).
+fn blst_uses_adx() -> bool {
+    let target_x86 = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "x86_64");
+    #[cfg(target_arch = "x86_64")]
+    let host_adx = std::is_x86_feature_detected!("adx");
+    #[cfg(not(target_arch = "x86_64"))]
+    let host_adx = false;
+    target_x86 && host_adx
 }
 
 fn copy_if_changed(from: &Path, to: &Path) {

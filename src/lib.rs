@@ -10,5 +10,11 @@
 
 pub mod engine;
 pub mod ffi;
+pub mod gpu;
 pub mod groth16;
 pub mod proofs;
+
+// sppark's build script compiles its device-pool code into a static library that the CUDA
+// kernels call; naming the crate makes sure it is linked.
+#[cfg(feature = "cuda")]
+extern crate sppark;

@@ -21,6 +21,9 @@ pub trait ErasedBackend: Send + Sync {
     ) -> Result<(ErasedPending, AbcBuffers), Groth16Error>;
     /// `prove_finish`.
     fn finish(&self, pending: ErasedPending) -> Result<Proof, Groth16Error>;
+    /// a/b/c buffers for `constraints` constraints, in the memory this backend uploads from
+    /// fastest (pinned for a GPU).
+    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers;
 }
 
 impl<B> ErasedBackend for B
@@ -47,5 +50,9 @@ where
             .downcast::<B::Pending>()
             .map_err(|_| Groth16Error::ShapeMismatch("pending work of another backend".into()))?;
         self.prove_finish(*pending)
+    }
+
+    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
+        ProverBackend::alloc_buffers(self, constraints)
     }
 }

@@ -104,7 +104,7 @@ impl Engine {
     pub fn open(config: Config, backend: Arc<dyn ErasedBackend>) -> Result<Self, EngineError> {
         config.validate().map_err(EngineError::Invalid)?;
         let pool: Vec<AbcBuffers> = (0..config.pool_buffers)
-            .map(|_| AbcBuffers::with_capacity(config.buffer_constraints))
+            .map(|_| backend.alloc_buffers(config.buffer_constraints))
             .collect();
         let pool_bytes: u64 = pool.iter().map(|b| b.capacity_bytes() as u64).sum();
         let mut budget = Budget::new(config.memory_budget);

@@ -220,7 +220,9 @@ pub fn synthesis_worker(inner: Arc<Inner>, name: String) {
             workload.kind()
         );
         // A failed synthesis consumed its buffers: allocate the replacement before locking.
-        let replacement = result.is_err().then(|| AbcBuffers::with_capacity(capacity));
+        let replacement = result
+            .is_err()
+            .then(|| inner.backend.alloc_buffers(capacity));
         let mut st = inner.lock();
         *st.busy_ms.entry(name.clone()).or_default() += synth_ms;
         st.measuring.remove(&workload.srs_key());
@@ -331,7 +333,7 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, finalizer: Sender<Finishin
             Ok(Err(e)) => e.to_string(),
             Err(p) => format!("panicked: {}", panic_message(p)),
         };
-        let replacement = AbcBuffers::with_capacity(capacity);
+        let replacement = inner.backend.alloc_buffers(capacity);
         let mut st = inner.lock();
         *st.busy_ms.entry(name.clone()).or_default() += start_ms;
         st.return_buffers(replacement);

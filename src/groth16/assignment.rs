@@ -2,30 +2,37 @@
 
 use blstrs::Scalar;
 
+use super::buffer::ScalarBuf;
 use super::density::Density;
 
 /// The three constraint evaluation vectors a, b, c (one entry per constraint).
 ///
-/// Callers provide them (later from the pinned pool) so that synthesis writes straight into
-/// memory the prover can upload; `prove_start` hands them back for reuse.
+/// Callers provide them (from the engine's pool, pinned when a GPU backend allocated it) so
+/// that synthesis writes straight into memory the prover can upload; `prove_start` hands them
+/// back for reuse.
 #[derive(Debug, Default)]
 pub struct AbcBuffers {
     /// A·z per constraint.
-    pub a: Vec<Scalar>,
+    pub a: ScalarBuf,
     /// B·z per constraint.
-    pub b: Vec<Scalar>,
+    pub b: ScalarBuf,
     /// C·z per constraint.
-    pub c: Vec<Scalar>,
+    pub c: ScalarBuf,
 }
 
 impl AbcBuffers {
     /// Empty buffers with room for `constraints` entries each (no reallocation below that).
     pub fn with_capacity(constraints: usize) -> Self {
         Self {
-            a: Vec::with_capacity(constraints),
-            b: Vec::with_capacity(constraints),
-            c: Vec::with_capacity(constraints),
+            a: ScalarBuf::with_capacity(constraints),
+            b: ScalarBuf::with_capacity(constraints),
+            c: ScalarBuf::with_capacity(constraints),
         }
+    }
+
+    /// Whether all three buffers are page-locked host memory.
+    pub fn is_pinned(&self) -> bool {
+        self.a.is_pinned() && self.b.is_pinned() && self.c.is_pinned()
     }
 
     /// Empties the buffers, keeping their memory.

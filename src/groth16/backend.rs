@@ -61,6 +61,12 @@ pub trait ProverBackend: Send + Sync {
     /// Phase two: finishes the MSMs and assembles the proof.
     fn prove_finish(&self, pending: Self::Pending) -> Result<Proof>;
 
+    /// a/b/c buffers with room for `constraints` constraints, in the memory this backend
+    /// uploads from fastest. The CPU backend uses plain heap memory.
+    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
+        AbcBuffers::with_capacity(constraints)
+    }
+
     /// Both phases in one call, for callers that do not pipeline.
     fn prove(
         &self,

@@ -8,6 +8,7 @@ use log::debug;
 
 use super::assignment::Assignment;
 use super::backend::{ProverBackend, Randomness, Started};
+use super::buffer::ScalarBuf;
 use super::density::Density;
 use super::error::{Groth16Error, Result};
 use super::msm::{gather_canonical, msm_g1, msm_g2, to_canonical, ScalarBytes};
@@ -70,9 +71,9 @@ pub fn check_srs_fits(asg: &Assignment, srs: &Srs, domain: &Domain) -> Result<()
 /// `a` (resized to the domain); returns the m−1 coefficients the H query uses.
 pub fn quotient_coefficients(
     domain: &Domain,
-    a: &mut Vec<Scalar>,
-    b: &mut Vec<Scalar>,
-    c: &mut Vec<Scalar>,
+    a: &mut ScalarBuf,
+    b: &mut ScalarBuf,
+    c: &mut ScalarBuf,
 ) -> Vec<ScalarBytes> {
     let m = domain.size();
     for v in [&mut *a, &mut *b, &mut *c] {

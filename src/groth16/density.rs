@@ -53,6 +53,12 @@ impl Density {
         index < self.len && self.words[index / 64] & (1u64 << (index % 64)) != 0
     }
 
+    /// The bits as little-endian 64-bit words (bit i is bit i%64 of word i/64); bits past
+    /// `len` are zero.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     /// Number of bits.
     pub fn len(&self) -> usize {
         self.len

@@ -42,6 +42,9 @@ pub enum Groth16Error {
     /// The circuit has more constraints than the BLS12-381 scalar field's 2-adicity allows.
     #[error("circuit too large: {0} constraints exceed the 2^32 evaluation domain")]
     DomainTooLarge(usize),
+    /// A GPU call failed (no device, out of device memory, a kernel error).
+    #[error("GPU error: {0}")]
+    Device(String),
     /// The parameters are degenerate (delta at infinity, unconstrained variable ...).
     #[error("invalid parameters: {0}")]
     InvalidParams(String),

@@ -1,9 +1,10 @@
 //! The split Groth16 prover: synthesis into a/b/c buffers, an SRS decoded once, a two-phase
-//! backend (CPU here; CUDA later), bellperson-identical proofs, and a fast parameter generator
+//! backend (CPU here; CUDA in `crate::gpu`), bellperson-identical proofs, and a fast parameter generator
 //! for tests and devnets.
 
 pub mod assignment;
 pub mod backend;
+pub mod buffer;
 pub mod cpu;
 pub mod density;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod test_circuits;
 
 pub use assignment::{AbcBuffers, Assignment};
 pub use backend::{ProverBackend, Randomness, Started};
+pub use buffer::{HostBlock, ScalarBuf};
 pub use cpu::CpuBackend;
 pub use density::Density;
 pub use error::{Groth16Error, Result};

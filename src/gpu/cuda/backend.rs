@@ -1,0 +1,363 @@
+//! The CUDA prover backend.
+//!
+//! `prove_start` copies a/b/c (from pinned pool buffers: asynchronous DMA on the copy stream),
+//! the inputs, aux and density maps to the device, hands the a/b/c buffers back as soon as the
+//! copies are done, and queues the quotient NTTs and density gathers on the compute stream.
+//! `prove_finish` waits for that work, runs the five MSMs against the resident SRS (b_g2 too)
+//! and assembles the proof on the host. While one partition is in `prove_finish`, the next
+//! one's copies and NTTs run: the engine calls the two phases from different threads.
+//!
+//! A GPU failure in `prove_start` retries the partition on the CPU backend when configured
+//! (`cpu_fallback`); a failure in `prove_finish` fails the job. Nothing panics.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+use blstrs::Scalar;
+use cust::event::{Event, EventFlags};
+use cust::stream::{Stream, StreamFlags};
+use ff::{Field, PrimeField};
+use log::{debug, warn};
+
+use super::device::{device_error, DeviceContext};
+use super::kernels;
+use super::pinned::PinnedBlock;
+use super::resident::{as_bytes, d2d, h2d, DeviceMem, ResidentSrs};
+use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
+use crate::groth16::ntt::Domain;
+use crate::groth16::{
+    AbcBuffers, Assignment, CpuBackend, Density, Groth16Error, Proof, ProverBackend, Randomness,
+    Result, ScalarBuf, Srs, Started,
+};
+
+const SCALAR: usize = std::mem::size_of::<Scalar>();
+
+/// Proves on one CUDA device.
+pub struct GpuBackend {
+    ctx: Arc<DeviceContext>,
+    copy_stream: Stream,
+    compute_stream: Stream,
+    /// Parameter sets resident on the device, keyed by the host SRS's address (checked with
+    /// the weak pointer, so a freed and reused address never matches).
+    resident: Mutex<HashMap<usize, (Weak<Srs>, Arc<ResidentSrs>)>>,
+    /// sppark's MSM kernels keep per-device counters: one MSM at a time per device.
+    msm_lock: Mutex<()>,
+    /// Serialises prove_start's use of the copy and compute streams.
+    start_lock: Mutex<()>,
+    cpu_fallback: bool,
+}
+
+/// Work carried from `prove_start` to `prove_finish`.
+pub enum GpuPending {
+    /// Proving on the device.
+    Device(Box<DevicePending>),
+    /// The device failed in `prove_start`; the CPU took over.
+    Cpu(CpuPending),
+}
+
+/// Device buffers and host values of a partition between the phases.
+pub struct DevicePending {
+    srs: Arc<Srs>,
+    resident: Arc<ResidentSrs>,
+    /// a/b/c on the device; h's coefficients end up in the first part.
+    abc: DeviceMem,
+    aux: DeviceMem,
+    a_scalars: DeviceMem,
+    b_scalars: DeviceMem,
+    h_len: usize,
+    aux_len: usize,
+    a_len: usize,
+    b_len: usize,
+    done: Event,
+    randomness: Randomness,
+    started: Instant,
+}
+
+impl GpuBackend {
+    /// Opens device `ordinal`: its primary context and two streams. `cpu_fallback` retries
+    /// partitions on the CPU when the device fails before the a/b/c buffers are released.
+    pub fn open(ordinal: u32, cpu_fallback: bool) -> Result<Self> {
+        let ctx = Arc::new(DeviceContext::open(ordinal)?);
+        ctx.enter()?;
+        let stream =
+            || Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| device_error("stream", e));
+        Ok(Self {
+            copy_stream: stream()?,
+            compute_stream: stream()?,
+            ctx,
+            resident: Mutex::new(HashMap::new()),
+            msm_lock: Mutex::new(()),
+            start_lock: Mutex::new(()),
+            cpu_fallback,
+        })
+    }
+
+    /// The device's CUDA ordinal.
+    pub fn ordinal(&self) -> u32 {
+        self.ctx.ordinal
+    }
+
+    /// The device's name.
+    pub fn device_name(&self) -> &str {
+        &self.ctx.name
+    }
+
+    /// The device copy of `srs`, uploading it on first use. Other resident sets are dropped
+    /// first when the device lacks room; what still does not fit is an out-of-memory error.
+    pub fn resident(&self, srs: &Arc<Srs>) -> Result<Arc<ResidentSrs>> {
+        let key = Arc::as_ptr(srs) as usize;
+        let mut map = self.resident.lock().unwrap_or_else(|p| p.into_inner());
+        map.retain(|_, (weak, _)| weak.strong_count() > 0);
+        if let Some((weak, dev)) = map.get(&key) {
+            if weak.upgrade().is_some_and(|s| Arc::ptr_eq(&s, srs)) {
+                return Ok(Arc::clone(dev));
+            }
+        }
+        let need = ResidentSrs::bytes_for(srs);
+        let (free, _) = self.ctx.memory_info()?;
+        if free < need + need / 4 && !map.is_empty() {
+            debug!(
+                "device {}: dropping {} resident SRS for room",
+                self.ordinal(),
+                map.len()
+            );
+            map.clear();
+        }
+        let t = Instant::now();
+        let dev = Arc::new(ResidentSrs::upload(&self.ctx, srs)?);
+        debug!(
+            "GPU_SRS_UPLOAD device={} bytes={need} ms={:.1}",
+            self.ordinal(),
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        map.insert(key, (Arc::downgrade(srs), Arc::clone(&dev)));
+        Ok(dev)
+    }
+
+    /// Uploads a density bitmap and its per-word prefix counts; returns (bits, prefix).
+    fn upload_density(&self, d: &Density) -> Result<(DeviceMem, DeviceMem)> {
+        let words = d.words();
+        let mut prefix = Vec::with_capacity(words.len());
+        let mut acc = 0u32;
+        for w in words {
+            prefix.push(acc);
+            acc += w.count_ones();
+        }
+        let bits = DeviceMem::alloc(&self.ctx, words.len() * 8)?;
+        h2d(bits.at(0), as_bytes(words), None)?;
+        let pre = DeviceMem::alloc(&self.ctx, prefix.len() * 4)?;
+        h2d(pre.at(0), as_bytes(&prefix), None)?;
+        Ok((bits, pre))
+    }
+
+    /// Copies one of a/b/c: asynchronously from pinned memory, else blocking.
+    fn upload_abc(&self, dst: u64, v: &ScalarBuf) -> Result<()> {
+        let stream = v.is_pinned().then_some(&self.copy_stream);
+        h2d(dst, as_bytes(v), stream)
+    }
+
+    fn start_on_device(
+        &self,
+        asg: &Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> Result<DevicePending> {
+        let started = Instant::now();
+        let _streams = self.start_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.ctx.enter()?;
+        let domain = Domain::for_size(asg.num_constraints())?;
+        let m = domain.size();
+        let n = asg.num_constraints();
+        let resident = self.resident(srs)?;
+
+        let abc = DeviceMem::alloc(&self.ctx, 3 * m * SCALAR)?;
+        let (da, db, dc) = (abc.at(0), abc.at(m * SCALAR), abc.at(2 * m * SCALAR));
+        let t = Instant::now();
+        self.upload_abc(da, &asg.abc.a)?;
+        self.upload_abc(db, &asg.abc.b)?;
+        self.upload_abc(dc, &asg.abc.c)?;
+        self.copy_stream
+            .synchronize()
+            .map_err(|e| device_error("a/b/c copy", e))?;
+        let h2d_ms = t.elapsed().as_secs_f64() * 1e3;
+
+        let ni = asg.inputs.len();
+        let aux = DeviceMem::alloc(&self.ctx, asg.aux.len() * SCALAR)?;
+        h2d(aux.at(0), as_bytes(&asg.aux), None)?;
+        let inputs = DeviceMem::alloc(&self.ctx, ni * SCALAR)?;
+        h2d(inputs.at(0), as_bytes(&asg.inputs), None)?;
+        let a_len = ni + asg.a_aux_density.count_ones();
+        let b_in = asg.b_input_density.count_ones();
+        let b_len = b_in + asg.b_aux_density.count_ones();
+        let a_scalars = DeviceMem::alloc(&self.ctx, a_len * SCALAR)?;
+        let b_scalars = DeviceMem::alloc(&self.ctx, b_len * SCALAR)?;
+        let (a_bits, a_pre) = self.upload_density(&asg.a_aux_density)?;
+        let (bi_bits, bi_pre) = self.upload_density(&asg.b_input_density)?;
+        let (ba_bits, ba_pre) = self.upload_density(&asg.b_aux_density)?;
+
+        let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([m as u64]) - Scalar::ONE;
+        let z_inv = Option::<Scalar>::from(z.invert())
+            .ok_or_else(|| Groth16Error::InvalidParams("z vanishes on the coset".into()))?;
+        let s = &self.compute_stream;
+        let raw = s.as_inner().cast();
+        let ord = self.ordinal();
+        kernels::quotient(ord, raw, da, db, dc, n, domain_log(m), &z_inv)?;
+        // A's scalars: every input, then the aux variables in A. B's: the inputs in B, then
+        // the aux variables in B.
+        d2d(a_scalars.at(0), inputs.at(0), ni * SCALAR, s)?;
+        let aux_n = asg.aux.len();
+        kernels::gather(
+            ord,
+            raw,
+            a_scalars.at(ni * SCALAR),
+            aux.at(0),
+            a_bits.at(0),
+            a_pre.at(0),
+            aux_n,
+        )?;
+        kernels::gather(
+            ord,
+            raw,
+            b_scalars.at(0),
+            inputs.at(0),
+            bi_bits.at(0),
+            bi_pre.at(0),
+            ni,
+        )?;
+        kernels::gather(
+            ord,
+            raw,
+            b_scalars.at(b_in * SCALAR),
+            aux.at(0),
+            ba_bits.at(0),
+            ba_pre.at(0),
+            aux_n,
+        )?;
+        let done = Event::new(EventFlags::DISABLE_TIMING).map_err(|e| device_error("event", e))?;
+        done.record(s).map_err(|e| device_error("event", e))?;
+        // The density maps and inputs must outlive the queued gathers.
+        s.synchronize()
+            .map_err(|e| device_error("quotient/gather", e))?;
+        drop((inputs, a_bits, a_pre, bi_bits, bi_pre, ba_bits, ba_pre));
+        debug!(
+            "GPU_TIMING phase=start device={ord} m={m} pinned={} h2d_ms={h2d_ms:.1} \
+             h2d_gbps={:.2} start_ms={:.1}",
+            asg.abc.is_pinned(),
+            (3 * n * SCALAR) as f64 / 1e6 / h2d_ms.max(1e-3),
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        Ok(DevicePending {
+            srs: Arc::clone(srs),
+            resident,
+            abc,
+            aux,
+            a_scalars,
+            b_scalars,
+            h_len: m - 1,
+            aux_len: aux_n,
+            a_len,
+            b_len,
+            done,
+            randomness,
+            started,
+        })
+    }
+
+    fn finish_on_device(&self, p: DevicePending) -> Result<Proof> {
+        self.ctx.enter()?;
+        p.done
+            .synchronize()
+            .map_err(|e| device_error("waiting for the quotient", e))?;
+        let t = Instant::now();
+        let ord = self.ordinal();
+        let r = &p.resident;
+        let (h, l, a, b1, b2) = {
+            let _one_msm_at_a_time = self.msm_lock.lock().unwrap_or_else(|e| e.into_inner());
+            (
+                kernels::msm_g1(ord, r.h.at(0), p.abc.at(0), p.h_len)?,
+                kernels::msm_g1(ord, r.l.at(0), p.aux.at(0), p.aux_len)?,
+                kernels::msm_g1(ord, r.a.at(0), p.a_scalars.at(0), p.a_len)?,
+                kernels::msm_g1(ord, r.b_g1.at(0), p.b_scalars.at(0), p.b_len)?,
+                kernels::msm_g2(ord, r.b_g2.at(0), p.b_scalars.at(0), p.b_len)?,
+            )
+        };
+        debug!(
+            "GPU_TIMING phase=finish device={ord} msm_ms={:.1} total_ms={:.1}",
+            t.elapsed().as_secs_f64() * 1e3,
+            p.started.elapsed().as_secs_f64() * 1e3
+        );
+        Ok(assemble(&p.srs, p.randomness, a, b1, b2, h, l))
+    }
+}
+
+fn domain_log(m: usize) -> u32 {
+    m.trailing_zeros()
+}
+
+impl ProverBackend for GpuBackend {
+    type Pending = GpuPending;
+
+    fn name(&self) -> String {
+        format!("cuda:{}", self.ordinal())
+    }
+
+    fn prove_start(
+        &self,
+        assignment: Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> Result<Started<GpuPending>> {
+        assignment.check_shape()?;
+        let domain = Domain::for_size(assignment.num_constraints())?;
+        check_srs_fits(&assignment, srs, &domain)?;
+        match self.start_on_device(&assignment, srs, randomness) {
+            Ok(pending) => {
+                let Assignment { mut abc, .. } = assignment;
+                abc.clear();
+                Ok(Started {
+                    pending: GpuPending::Device(Box::new(pending)),
+                    released: abc,
+                })
+            }
+            Err(e) if self.cpu_fallback => {
+                warn!(
+                    "GPU {} failed ({e}); proving this partition on the CPU",
+                    self.ordinal()
+                );
+                let started = CpuBackend.prove_start(assignment, srs, randomness)?;
+                Ok(Started {
+                    pending: GpuPending::Cpu(started.pending),
+                    released: started.released,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn prove_finish(&self, pending: GpuPending) -> Result<Proof> {
+        match pending {
+            GpuPending::Device(p) => self.finish_on_device(*p),
+            GpuPending::Cpu(p) => CpuBackend.prove_finish(p),
+        }
+    }
+
+    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
+        if constraints == 0 {
+            return AbcBuffers::default();
+        }
+        let pinned = || -> Result<ScalarBuf> {
+            self.ctx.enter()?;
+            let block = PinnedBlock::alloc(constraints)
+                .map_err(|e| device_error("pinned host memory", e))?;
+            Ok(ScalarBuf::in_block(Box::new(block)))
+        };
+        match (pinned(), pinned(), pinned()) {
+            (Ok(a), Ok(b), Ok(c)) => AbcBuffers { a, b, c },
+            _ => {
+                warn!("cannot pin {constraints}-constraint a/b/c buffers; using pageable memory");
+                AbcBuffers::with_capacity(constraints)
+            }
+        }
+    }
+}

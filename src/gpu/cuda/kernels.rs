@@ -1,0 +1,179 @@
+//! Safe wrappers over the entry points of cuda/groth16.cu. Each takes raw device addresses
+//! (from `cust` buffers) and turns the C error code + message into a `Groth16Error`.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use blstrs::{G1Projective, G2Projective, Scalar};
+use group::Group;
+
+use crate::groth16::Groth16Error;
+
+extern "C" {
+    fn cuzk_cuda_quotient(
+        ordinal: c_int,
+        stream: *mut c_void,
+        d_a: u64,
+        d_b: u64,
+        d_c: u64,
+        n: usize,
+        lg: u32,
+        z_inv: *const Scalar,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn cuzk_cuda_gather(
+        ordinal: c_int,
+        stream: *mut c_void,
+        d_out: u64,
+        d_in: u64,
+        d_bits: u64,
+        d_prefix: u64,
+        n: usize,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn cuzk_cuda_msm_g1(
+        ordinal: c_int,
+        d_points: u64,
+        d_scalars: u64,
+        n: usize,
+        out: *mut c_void,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn cuzk_cuda_msm_g2(
+        ordinal: c_int,
+        d_points: u64,
+        d_scalars: u64,
+        n: usize,
+        out: *mut c_void,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn cuzk_cuda_ntt(
+        ordinal: c_int,
+        stream: *mut c_void,
+        d_v: u64,
+        lg: u32,
+        inverse: bool,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+}
+
+/// Calls `f` with an error buffer and converts a non-zero code into an error.
+fn checked(f: impl FnOnce(*mut c_char, usize) -> c_int) -> Result<(), Groth16Error> {
+    let mut buf = [0u8; 512];
+    let code = f(buf.as_mut_ptr().cast(), buf.len());
+    if code == 0 {
+        return Ok(());
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Err(Groth16Error::Device(format!(
+        "{} (CUDA code {code})",
+        String::from_utf8_lossy(&buf[..end])
+    )))
+}
+
+/// h = (a·b − c)/z on the coset, in place in `d_a` (see cuda/groth16.cu). The three buffers
+/// hold `n` evaluations and have room for `2^lg`.
+#[allow(clippy::too_many_arguments)]
+pub fn quotient(
+    ordinal: u32,
+    stream: *mut c_void,
+    d_a: u64,
+    d_b: u64,
+    d_c: u64,
+    n: usize,
+    lg: u32,
+    z_inv: &Scalar,
+) -> Result<(), Groth16Error> {
+    // SAFETY: the caller passes live device buffers of the stated sizes and a live stream.
+    checked(|e, l| unsafe {
+        cuzk_cuda_quotient(ordinal as c_int, stream, d_a, d_b, d_c, n, lg, z_inv, e, l)
+    })
+}
+
+/// Copies the `n` scalars at `d_in` whose density bit is set to `d_out`, in order.
+pub fn gather(
+    ordinal: u32,
+    stream: *mut c_void,
+    d_out: u64,
+    d_in: u64,
+    d_bits: u64,
+    d_prefix: u64,
+    n: usize,
+) -> Result<(), Groth16Error> {
+    // SAFETY: live device buffers (bits: ceil(n/64) words, prefix: as many u32) and stream.
+    checked(|e, l| unsafe {
+        cuzk_cuda_gather(
+            ordinal as c_int,
+            stream,
+            d_out,
+            d_in,
+            d_bits,
+            d_prefix,
+            n,
+            e,
+            l,
+        )
+    })
+}
+
+/// Σ scalars[i]·points[i] over G1 for device-resident affine points and Montgomery scalars.
+pub fn msm_g1(
+    ordinal: u32,
+    d_points: u64,
+    d_scalars: u64,
+    n: usize,
+) -> Result<G1Projective, Groth16Error> {
+    let mut out = G1Projective::identity();
+    // SAFETY: G1Projective is a transparent blst_p1, the Jacobian layout the kernel writes.
+    checked(|e, l| unsafe {
+        cuzk_cuda_msm_g1(
+            ordinal as c_int,
+            d_points,
+            d_scalars,
+            n,
+            (&mut out as *mut G1Projective).cast(),
+            e,
+            l,
+        )
+    })?;
+    Ok(out)
+}
+
+/// Σ scalars[i]·points[i] over G2, as [`msm_g1`].
+pub fn msm_g2(
+    ordinal: u32,
+    d_points: u64,
+    d_scalars: u64,
+    n: usize,
+) -> Result<G2Projective, Groth16Error> {
+    let mut out = G2Projective::identity();
+    // SAFETY: G2Projective is a transparent blst_p2, the Jacobian layout the kernel writes.
+    checked(|e, l| unsafe {
+        cuzk_cuda_msm_g2(
+            ordinal as c_int,
+            d_points,
+            d_scalars,
+            n,
+            (&mut out as *mut G2Projective).cast(),
+            e,
+            l,
+        )
+    })?;
+    Ok(out)
+}
+
+/// A forward (or inverse) NTT of `2^lg` device scalars in natural order.
+pub fn ntt(
+    ordinal: u32,
+    stream: *mut c_void,
+    d_v: u64,
+    lg: u32,
+    inverse: bool,
+) -> Result<(), Groth16Error> {
+    // SAFETY: a live device buffer of 2^lg scalars and a live stream.
+    checked(|e, l| unsafe { cuzk_cuda_ntt(ordinal as c_int, stream, d_v, lg, inverse, e, l) })
+}

@@ -1,0 +1,156 @@
+//! Device memory: owned allocations, host-to-device copies, and parameter sets (SRS) kept
+//! resident on the device between proofs.
+
+use std::sync::Arc;
+
+use blstrs::{G1Affine, G2Affine};
+
+use super::device::{device_error, DeviceContext};
+use crate::groth16::{Groth16Error, Srs};
+
+/// One device allocation, freed on drop (with its context made current first).
+pub struct DeviceMem {
+    ctx: Arc<DeviceContext>,
+    ptr: u64,
+    bytes: usize,
+}
+
+// SAFETY: a device address is plain data; the allocation is freed once, in Drop.
+unsafe impl Send for DeviceMem {}
+// SAFETY: `&DeviceMem` only exposes the address; writes happen through CUDA calls the owner
+// orders on its streams.
+unsafe impl Sync for DeviceMem {}
+
+impl DeviceMem {
+    /// Allocates `bytes` of device memory; out-of-memory is an error naming the size.
+    pub fn alloc(ctx: &Arc<DeviceContext>, bytes: usize) -> Result<Self, Groth16Error> {
+        ctx.enter()?;
+        // SAFETY: allocation only; callers write before reading.
+        let ptr = unsafe { cust::memory::cuda_malloc::<u8>(bytes.max(1)) }.map_err(|e| {
+            Groth16Error::Device(format!("allocating {bytes} bytes of device memory: {e}"))
+        })?;
+        Ok(Self {
+            ctx: Arc::clone(ctx),
+            ptr: ptr.as_raw(),
+            bytes,
+        })
+    }
+
+    /// The device address of byte `offset`.
+    pub fn at(&self, offset: usize) -> u64 {
+        debug_assert!(offset <= self.bytes);
+        self.ptr + offset as u64
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for DeviceMem {
+    fn drop(&mut self) {
+        if self.ctx.enter().is_ok() {
+            let ptr = cust::memory::DevicePointer::<u8>::from_raw(self.ptr);
+            // SAFETY: allocated by cuda_malloc and freed once.
+            if let Err(e) = unsafe { cust::memory::cuda_free(ptr) } {
+                log::warn!("freeing device memory failed: {e}");
+            }
+        }
+    }
+}
+
+/// Views a slice of plain values as bytes (curve points and scalars are `repr(transparent)`
+/// over blst's C structs, whose layout the kernels share).
+pub fn as_bytes<T>(v: &[T]) -> &[u8] {
+    // SAFETY: any initialised memory can be read as bytes; the length is exact.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+/// Copies `src` to device address `dst`. With `stream` the copy is asynchronous (the caller
+/// synchronises before touching `src` again; `src` should be pinned memory), else it blocks.
+pub fn h2d(
+    dst: u64,
+    src: &[u8],
+    stream: Option<&cust::stream::Stream>,
+) -> Result<(), Groth16Error> {
+    if src.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: dst is a live allocation of at least src.len() bytes (callers size it so);
+    // src is valid for reads of its length.
+    let r = unsafe {
+        match stream {
+            Some(s) => {
+                cust::sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr().cast(), src.len(), s.as_inner())
+            }
+            None => cust::sys::cuMemcpyHtoD_v2(dst, src.as_ptr().cast(), src.len()),
+        }
+    };
+    if r != cust::sys::cudaError_enum::CUDA_SUCCESS {
+        return Err(device_error("host-to-device copy", format!("{r:?}")));
+    }
+    Ok(())
+}
+
+/// Copies `bytes` between device addresses on `stream`.
+pub fn d2d(
+    dst: u64,
+    src: u64,
+    bytes: usize,
+    stream: &cust::stream::Stream,
+) -> Result<(), Groth16Error> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: both are live allocations of at least `bytes` bytes.
+    let r = unsafe { cust::sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream.as_inner()) };
+    if r != cust::sys::cudaError_enum::CUDA_SUCCESS {
+        return Err(device_error("device-to-device copy", format!("{r:?}")));
+    }
+    Ok(())
+}
+
+/// The SRS queries the prover multiplies against, copied to the device once.
+pub struct ResidentSrs {
+    /// H query (G1).
+    pub h: DeviceMem,
+    /// L query (G1).
+    pub l: DeviceMem,
+    /// A query (G1).
+    pub a: DeviceMem,
+    /// B query in G1.
+    pub b_g1: DeviceMem,
+    /// B query in G2.
+    pub b_g2: DeviceMem,
+}
+
+const _: () = assert!(std::mem::size_of::<G1Affine>() == 96);
+const _: () = assert!(std::mem::size_of::<G2Affine>() == 192);
+
+impl ResidentSrs {
+    /// Device bytes an SRS takes when resident.
+    pub fn bytes_for(srs: &Srs) -> u64 {
+        (std::mem::size_of_val(&srs.h[..])
+            + std::mem::size_of_val(&srs.l[..])
+            + std::mem::size_of_val(&srs.a[..])
+            + std::mem::size_of_val(&srs.b_g1[..])
+            + std::mem::size_of_val(&srs.b_g2[..])) as u64
+    }
+
+    /// Uploads the five queries (blocking).
+    pub fn upload(ctx: &Arc<DeviceContext>, srs: &Srs) -> Result<Self, Groth16Error> {
+        let put = |bytes: &[u8]| -> Result<DeviceMem, Groth16Error> {
+            let mem = DeviceMem::alloc(ctx, bytes.len())?;
+            h2d(mem.at(0), bytes, None)?;
+            Ok(mem)
+        };
+        Ok(Self {
+            h: put(as_bytes(&srs.h))?,
+            l: put(as_bytes(&srs.l))?,
+            a: put(as_bytes(&srs.a))?,
+            b_g1: put(as_bytes(&srs.b_g1))?,
+            b_g2: put(as_bytes(&srs.b_g2))?,
+        })
+    }
+}
