@@ -211,7 +211,8 @@ CuzkCode cuzk_preload(const struct CuzkEngine *e, const char *kind, char **err);
 CuzkCode cuzk_evict(const struct CuzkEngine *e, const char *kind, bool *evicted, char **err);
 
 // Writes the GPU devices cuzk can use as a JSON array of vendor-named strings to `*json_out`
-// (owned; free with `cuzk_string_free`). Builds without the `cuda` feature have none: `[]`.
+// (owned; free with `cuzk_string_free`), e.g. `["NVIDIA H200"]`. Builds without the `cuda`
+// feature, and machines without a usable device, have none: `[]`.
 //
 // # Safety
 // `json_out` writable; `err` null or writable.
@@ -434,7 +435,8 @@ CuzkCode cuzk_preload(const struct CuzkEngine *e, const char *kind, char **err);
 CuzkCode cuzk_evict(const struct CuzkEngine *e, const char *kind, bool *evicted, char **err);
 
 // Writes the GPU devices cuzk can use as a JSON array of vendor-named strings to `*json_out`
-// (owned; free with `cuzk_string_free`). Builds without the `cuda` feature have none: `[]`.
+// (owned; free with `cuzk_string_free`), e.g. `["NVIDIA H200"]`. Builds without the `cuda`
+// feature, and machines without a usable device, have none: `[]`.
 //
 // # Safety
 // `json_out` writable; `err` null or writable.

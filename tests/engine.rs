@@ -111,6 +111,7 @@ fn config(synth: usize, pool: usize) -> Config {
         buffer_constraints: 0,
         memory_budget: 4 << 30,
         malloc_trim: true,
+        ..Config::default()
     }
 }
 

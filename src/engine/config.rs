@@ -21,6 +21,13 @@ pub struct Config {
     pub memory_budget: u64,
     /// Call `malloc_trim` after each job (Linux; outside every lock).
     pub malloc_trim: bool,
+    /// Prover backend: "auto" (the first listed GPU when one is usable, else the CPU), "cpu",
+    /// or "cuda" (fail to open without a usable GPU).
+    pub backend: String,
+    /// CUDA device ordinals to use (empty: device 0). One engine proves on the first one.
+    pub devices: Vec<u32>,
+    /// Retry a partition on the CPU when the GPU fails before its a/b/c buffers are released.
+    pub cpu_fallback: bool,
 }
 
 impl Default for Config {
@@ -34,6 +41,9 @@ impl Default for Config {
             buffer_constraints: 0,
             memory_budget: physical_memory() / 4 * 3,
             malloc_trim: cfg!(target_os = "linux"),
+            backend: "auto".into(),
+            devices: Vec::new(),
+            cpu_fallback: true,
         }
     }
 }
@@ -60,7 +70,8 @@ impl Config {
     }
 
     /// Applies `CUZK_SYNTHESIS_WORKERS`, `CUZK_PROVER_WORKERS`, `CUZK_POOL_BUFFERS`,
-    /// `CUZK_BUFFER_CONSTRAINTS`, `CUZK_MEMORY_BUDGET`, `CUZK_MALLOC_TRIM` when set.
+    /// `CUZK_BUFFER_CONSTRAINTS`, `CUZK_MEMORY_BUDGET`, `CUZK_MALLOC_TRIM`, `CUZK_BACKEND`,
+    /// `CUZK_DEVICES` (comma-separated ordinals) and `CUZK_CPU_FALLBACK` when set.
     pub fn with_env_overrides(mut self) -> Result<Self, String> {
         fn var<T: std::str::FromStr>(name: &str) -> Result<Option<T>, String> {
             match std::env::var(name) {
@@ -90,6 +101,20 @@ impl Config {
         if let Some(v) = var("CUZK_MALLOC_TRIM")? {
             self.malloc_trim = v;
         }
+        if let Some(v) = var::<String>("CUZK_BACKEND")? {
+            self.backend = v;
+        }
+        if let Ok(v) = std::env::var("CUZK_DEVICES") {
+            self.devices = v
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| s.trim().parse())
+                .collect::<Result<_, _>>()
+                .map_err(|_| format!("CUZK_DEVICES={v} is not a list of device numbers"))?;
+        }
+        if let Some(v) = var("CUZK_CPU_FALLBACK")? {
+            self.cpu_fallback = v;
+        }
         Ok(self)
     }
 
@@ -99,6 +124,12 @@ impl Config {
             return Err(
                 "synthesis_workers, prover_workers and pool_buffers must be at least 1".into(),
             );
+        }
+        if !matches!(self.backend.as_str(), "auto" | "cpu" | "cuda") {
+            return Err(format!(
+                "backend = \"{}\": expected \"auto\", \"cpu\" or \"cuda\"",
+                self.backend
+            ));
         }
         Ok(())
     }

@@ -87,6 +87,35 @@ impl Inner {
     }
 }
 
+/// The backend for `config`: "cpu", "cuda" (an error without a usable device) or "auto".
+fn select_backend(config: &Config) -> Result<Arc<dyn ErasedBackend>, EngineError> {
+    config.validate().map_err(EngineError::Invalid)?;
+    if config.backend == "cpu" {
+        return Ok(Arc::new(CpuBackend));
+    }
+    let ordinal = config.devices.first().copied().unwrap_or(0);
+    match open_gpu(ordinal, config.cpu_fallback) {
+        Ok(gpu) => Ok(gpu),
+        Err(e) if config.backend == "auto" => {
+            log::info!("proving on the CPU: {e}");
+            Ok(Arc::new(CpuBackend))
+        }
+        Err(e) => Err(EngineError::Invalid(format!("backend = \"cuda\": {e}"))),
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn open_gpu(ordinal: u32, cpu_fallback: bool) -> Result<Arc<dyn ErasedBackend>, String> {
+    crate::gpu::cuda::GpuBackend::open(ordinal, cpu_fallback)
+        .map(|b| Arc::new(b) as Arc<dyn ErasedBackend>)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_gpu(_ordinal: u32, _cpu_fallback: bool) -> Result<Arc<dyn ErasedBackend>, String> {
+    Err("this build has no CUDA backend (cargo feature `cuda`)".into())
+}
+
 /// A running engine. Dropping it closes it.
 pub struct Engine {
     inner: Arc<Inner>,
@@ -97,6 +126,13 @@ impl Engine {
     /// Opens an engine on the CPU backend.
     pub fn open_cpu(config: Config) -> Result<Self, EngineError> {
         Self::open(config, Arc::new(CpuBackend))
+    }
+
+    /// Opens an engine on the backend the config asks for (see [`Config::backend`]): a GPU
+    /// when one is usable, else the CPU; `status().backend` says which.
+    pub fn open_configured(config: Config) -> Result<Self, EngineError> {
+        let backend = select_backend(&config)?;
+        Self::open(config, backend)
     }
 
     /// Opens an engine: allocates the buffer pool (charged to the budget) and starts the

@@ -36,7 +36,7 @@ fn open(config_toml: Option<&str>, is_default: bool) -> Result<CuzkEngine, FfiEr
     };
     let config = config.with_env_overrides().map_err(invalid)?;
     Ok(CuzkEngine {
-        engine: Engine::open_cpu(config)?,
+        engine: Engine::open_configured(config)?,
         params_dir: cache_dir(),
         is_default,
     })
@@ -281,7 +281,8 @@ pub unsafe extern "C" fn cuzk_evict(
 }
 
 /// Writes the GPU devices cuzk can use as a JSON array of vendor-named strings to `*json_out`
-/// (owned; free with `cuzk_string_free`). Builds without the `cuda` feature have none: `[]`.
+/// (owned; free with `cuzk_string_free`), e.g. `["NVIDIA H200"]`. Builds without the `cuda`
+/// feature, and machines without a usable device, have none: `[]`.
 ///
 /// # Safety
 /// `json_out` writable; `err` null or writable.
@@ -292,7 +293,9 @@ pub unsafe extern "C" fn cuzk_gpu_devices(
 ) -> CuzkCode {
     call(err, || {
         non_null(json_out, "json_out")?;
-        *json_out = std::ffi::CString::new("[]").unwrap_or_default().into_raw();
+        let names: Vec<String> = crate::gpu::devices().into_iter().map(|d| d.name).collect();
+        let json = serde_json::to_string(&names).unwrap_or_else(|_| "[]".into());
+        *json_out = std::ffi::CString::new(json).unwrap_or_default().into_raw();
         Ok(())
     })
 }
