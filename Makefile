@@ -9,13 +9,16 @@
 CUZK_CACHE ?= $(HOME)/.cache/cuzk
 FIL_PROOFS_PARAMETER_CACHE ?= $(CUZK_CACHE)/params
 TARGET := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
-export CUZK_CACHE FIL_PROOFS_PARAMETER_CACHE
+# cust finds libcuda through a CUDA root with lib64/; Debian's toolkit keeps it in the multiarch
+# directory, so a link under the cache stands in for the root (see cuda-deps).
+CUDA_LIBRARY_PATH ?= $(CUZK_CACHE)/cuda-root
+export CUZK_CACHE FIL_PROOFS_PARAMETER_CACHE CUDA_LIBRARY_PATH
 CARGO ?= cargo
 CUZK := $(TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine
 
-.PHONY: deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test bench
+.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test gpu-bundle bench
 
 deps:
 	@scripts/install-deps.sh
@@ -63,8 +66,31 @@ go-lib: build
 go-test: fixtures go-lib
 	cd go && go vet ./... && GOEXPERIMENT=cgocheck2 go test -count=1 -timeout 30m ./...
 
+## nvcc and libcuda (Debian's nvidia-cuda-toolkit) for builds with the `cuda` feature.
+cuda-deps: deps
+	@scripts/install-deps.sh --cuda
+	@mkdir -p "$(CUDA_LIBRARY_PATH)"
+	@test -e "$(CUDA_LIBRARY_PATH)/lib64" || ln -sfn "$$(dirname "$$(find /usr/lib /usr/local/cuda*/lib64 -name 'libcuda.so*' 2>/dev/null | head -1)")" "$(CUDA_LIBRARY_PATH)/lib64"
+
+## The CUDA build: compiles the kernels, lints, and tests it on this machine (with no GPU the
+## engine must fall back to the CPU; the fallback test asserts it). Runs last so the CPU build
+## that the C and Go tests linked is not disturbed before they ran.
+cuda-test: cuda-deps
+	$(CARGO) clippy --release --features cuda --all-targets -- -D warnings
+	$(CARGO) test --release --features cuda --lib --test gpu_fallback
+	$(CARGO) build --release --features cuda --bin cuzk
+	$(CUZK) gpu devices
+
+## One stripped cuzk binary with the CUDA backend plus scripts/gpu-check.sh, for a GPU machine.
+gpu-bundle: cuda-deps
+	$(CARGO) build --release --features cuda --bin cuzk
+	@mkdir -p gpu-bundle
+	cp $(CUZK) gpu-bundle/cuzk && strip gpu-bundle/cuzk
+	cp scripts/gpu-check.sh gpu-bundle/
+	@ls -la gpu-bundle
+
 ## Everything CI runs.
-test: lint rust-test c-test leak-test go-test
+test: lint rust-test c-test leak-test go-test cuda-test
 
 ## Benchmarks: `make bench` runs every group, `make bench BENCH=prover` one of them.
 bench: deps

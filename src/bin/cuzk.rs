@@ -33,6 +33,11 @@ enum Command {
         #[command(subcommand)]
         command: TestdataCommand,
     },
+    /// GPU checks and benchmarks (builds with the `cuda` feature; see scripts/gpu-check.sh).
+    Gpu {
+        #[command(subcommand)]
+        command: GpuCommand,
+    },
     /// Proves a SHA-256 preimage circuit on the CPU backend, verifies it, prints timings.
     Demo {
         /// SHA-256 blocks in the preimage (about 27K constraints each).
@@ -41,6 +46,34 @@ enum Command {
         /// Parameter directory (default: FIL_PROOFS_PARAMETER_CACHE or filecoin-proofs' default).
         #[arg(long)]
         dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum GpuCommand {
+    /// Lists the GPUs this build can use.
+    Devices,
+    /// GPU proofs vs CPU proofs (same assignment, r, s): random circuits 2^10..2^max_lg and
+    /// every 2 KiB kind; device errors. Exits non-zero on any failure.
+    Check {
+        /// Largest random circuit, log2 of its constraints.
+        #[arg(long, default_value_t = 22)]
+        max_lg: u32,
+        /// Test data directory (generated when missing).
+        #[arg(long)]
+        testdata: Option<PathBuf>,
+    },
+    /// GPU benchmarks: H2D pinned vs pageable, NTT/MSM alone, a PoRep 2 KiB stream vs CPU.
+    Bench {
+        /// Largest NTT/MSM, log2 of its points.
+        #[arg(long, default_value_t = 26)]
+        max_lg: u32,
+        /// PoRep 2 KiB jobs in the stream.
+        #[arg(long, default_value_t = 8)]
+        stream_jobs: usize,
+        /// Test data directory (generated when missing).
+        #[arg(long)]
+        testdata: Option<PathBuf>,
     },
 }
 
@@ -219,6 +252,36 @@ fn demo(blocks: usize, dir: PathBuf) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
+    let testdata_dir = |d: Option<PathBuf>| d.unwrap_or_else(cuzk::proofs::testdata::default_dir);
+    match command {
+        GpuCommand::Devices => {
+            println!("{}", serde_json::to_string_pretty(&cuzk::gpu::devices())?);
+            Ok(())
+        }
+        #[cfg(feature = "cuda")]
+        GpuCommand::Check { max_lg, testdata } => {
+            let ok = cuzk::gpu::cuda::check::check(&testdata_dir(testdata), &params_dir, max_lg)?;
+            anyhow::ensure!(ok, "some GPU checks failed (see CHECK lines)");
+            println!("CHECK all passed");
+            Ok(())
+        }
+        #[cfg(feature = "cuda")]
+        GpuCommand::Bench {
+            max_lg,
+            stream_jobs,
+            testdata,
+        } => {
+            cuzk::gpu::cuda::check::bench(&testdata_dir(testdata), &params_dir, max_lg, stream_jobs)
+        }
+        #[cfg(not(feature = "cuda"))]
+        GpuCommand::Check { .. } | GpuCommand::Bench { .. } => {
+            let _ = (params_dir, testdata_dir);
+            anyhow::bail!("this cuzk was built without the `cuda` feature")
+        }
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -269,6 +332,7 @@ fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::Gpu { command } => gpu(command, default_dir()),
         Command::Demo { blocks, dir } => demo(blocks, dir.unwrap_or_else(default_dir)),
     }
 }

@@ -31,6 +31,9 @@ use crate::groth16::{
     Result, ScalarBuf, Srs, Started,
 };
 
+/// Resident parameter sets by host SRS address, with a weak pointer to check identity.
+type ResidentMap = HashMap<usize, (Weak<Srs>, Arc<ResidentSrs>)>;
+
 const SCALAR: usize = std::mem::size_of::<Scalar>();
 
 /// Proves on one CUDA device.
@@ -40,7 +43,7 @@ pub struct GpuBackend {
     compute_stream: Stream,
     /// Parameter sets resident on the device, keyed by the host SRS's address (checked with
     /// the weak pointer, so a freed and reused address never matches).
-    resident: Mutex<HashMap<usize, (Weak<Srs>, Arc<ResidentSrs>)>>,
+    resident: Mutex<ResidentMap>,
     /// sppark's MSM kernels keep per-device counters: one MSM at a time per device.
     msm_lock: Mutex<()>,
     /// Serialises prove_start's use of the copy and compute streams.
@@ -53,7 +56,7 @@ pub enum GpuPending {
     /// Proving on the device.
     Device(Box<DevicePending>),
     /// The device failed in `prove_start`; the CPU took over.
-    Cpu(CpuPending),
+    Cpu(Box<CpuPending>),
 }
 
 /// Device buffers and host values of a partition between the phases.
@@ -96,6 +99,27 @@ impl GpuBackend {
     /// The device's CUDA ordinal.
     pub fn ordinal(&self) -> u32 {
         self.ctx.ordinal
+    }
+
+    /// Allocates device memory on this backend's device (checks and benchmarks).
+    pub fn device_alloc(&self, bytes: usize) -> Result<DeviceMem> {
+        DeviceMem::alloc(&self.ctx, bytes)
+    }
+
+    /// The stream host-to-device copies run on.
+    pub fn copy_stream(&self) -> &Stream {
+        &self.copy_stream
+    }
+
+    /// The stream the NTTs and gathers run on.
+    pub fn compute_stream(&self) -> &Stream {
+        &self.compute_stream
+    }
+
+    /// Runs `f` with this device's context current on the calling thread.
+    pub fn enter_then<T>(&self, f: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+        self.ctx.enter()?;
+        f()
     }
 
     /// The device's name.
@@ -200,16 +224,15 @@ impl GpuBackend {
         let z_inv = Option::<Scalar>::from(z.invert())
             .ok_or_else(|| Groth16Error::InvalidParams("z vanishes on the coset".into()))?;
         let s = &self.compute_stream;
-        let raw = s.as_inner().cast();
         let ord = self.ordinal();
-        kernels::quotient(ord, raw, da, db, dc, n, domain_log(m), &z_inv)?;
+        kernels::quotient(ord, s, da, db, dc, n, domain_log(m), &z_inv)?;
         // A's scalars: every input, then the aux variables in A. B's: the inputs in B, then
         // the aux variables in B.
         d2d(a_scalars.at(0), inputs.at(0), ni * SCALAR, s)?;
         let aux_n = asg.aux.len();
         kernels::gather(
             ord,
-            raw,
+            s,
             a_scalars.at(ni * SCALAR),
             aux.at(0),
             a_bits.at(0),
@@ -218,7 +241,7 @@ impl GpuBackend {
         )?;
         kernels::gather(
             ord,
-            raw,
+            s,
             b_scalars.at(0),
             inputs.at(0),
             bi_bits.at(0),
@@ -227,7 +250,7 @@ impl GpuBackend {
         )?;
         kernels::gather(
             ord,
-            raw,
+            s,
             b_scalars.at(b_in * SCALAR),
             aux.at(0),
             ba_bits.at(0),
@@ -327,7 +350,7 @@ impl ProverBackend for GpuBackend {
                 );
                 let started = CpuBackend.prove_start(assignment, srs, randomness)?;
                 Ok(Started {
-                    pending: GpuPending::Cpu(started.pending),
+                    pending: GpuPending::Cpu(Box::new(started.pending)),
                     released: started.released,
                 })
             }
@@ -338,7 +361,7 @@ impl ProverBackend for GpuBackend {
     fn prove_finish(&self, pending: GpuPending) -> Result<Proof> {
         match pending {
             GpuPending::Device(p) => self.finish_on_device(*p),
-            GpuPending::Cpu(p) => CpuBackend.prove_finish(p),
+            GpuPending::Cpu(p) => CpuBackend.prove_finish(*p),
         }
     }
 

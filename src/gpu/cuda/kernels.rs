@@ -4,6 +4,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use blstrs::{G1Projective, G2Projective, Scalar};
+use cust::stream::Stream;
 use group::Group;
 
 use crate::groth16::Groth16Error;
@@ -61,6 +62,11 @@ extern "C" {
     ) -> c_int;
 }
 
+/// The raw handle of a stream `cust` owns.
+fn raw(stream: &Stream) -> *mut c_void {
+    stream.as_inner().cast()
+}
+
 /// Calls `f` with an error buffer and converts a non-zero code into an error.
 fn checked(f: impl FnOnce(*mut c_char, usize) -> c_int) -> Result<(), Groth16Error> {
     let mut buf = [0u8; 512];
@@ -80,7 +86,7 @@ fn checked(f: impl FnOnce(*mut c_char, usize) -> c_int) -> Result<(), Groth16Err
 #[allow(clippy::too_many_arguments)]
 pub fn quotient(
     ordinal: u32,
-    stream: *mut c_void,
+    stream: &Stream,
     d_a: u64,
     d_b: u64,
     d_c: u64,
@@ -90,14 +96,25 @@ pub fn quotient(
 ) -> Result<(), Groth16Error> {
     // SAFETY: the caller passes live device buffers of the stated sizes and a live stream.
     checked(|e, l| unsafe {
-        cuzk_cuda_quotient(ordinal as c_int, stream, d_a, d_b, d_c, n, lg, z_inv, e, l)
+        cuzk_cuda_quotient(
+            ordinal as c_int,
+            raw(stream),
+            d_a,
+            d_b,
+            d_c,
+            n,
+            lg,
+            z_inv,
+            e,
+            l,
+        )
     })
 }
 
 /// Copies the `n` scalars at `d_in` whose density bit is set to `d_out`, in order.
 pub fn gather(
     ordinal: u32,
-    stream: *mut c_void,
+    stream: &Stream,
     d_out: u64,
     d_in: u64,
     d_bits: u64,
@@ -108,7 +125,7 @@ pub fn gather(
     checked(|e, l| unsafe {
         cuzk_cuda_gather(
             ordinal as c_int,
-            stream,
+            raw(stream),
             d_out,
             d_in,
             d_bits,
@@ -169,11 +186,11 @@ pub fn msm_g2(
 /// A forward (or inverse) NTT of `2^lg` device scalars in natural order.
 pub fn ntt(
     ordinal: u32,
-    stream: *mut c_void,
+    stream: &Stream,
     d_v: u64,
     lg: u32,
     inverse: bool,
 ) -> Result<(), Groth16Error> {
     // SAFETY: a live device buffer of 2^lg scalars and a live stream.
-    checked(|e, l| unsafe { cuzk_cuda_ntt(ordinal as c_int, stream, d_v, lg, inverse, e, l) })
+    checked(|e, l| unsafe { cuzk_cuda_ntt(ordinal as c_int, raw(stream), d_v, lg, inverse, e, l) })
 }

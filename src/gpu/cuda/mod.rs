@@ -3,6 +3,7 @@
 //! pointers and streams.
 
 pub mod backend;
+pub mod check;
 pub mod device;
 pub mod kernels;
 pub mod pinned;

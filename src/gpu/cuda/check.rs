@@ -1,0 +1,299 @@
+//! The checks and benchmarks `scripts/gpu-check.sh` runs on a GPU machine (`cuzk gpu check`,
+//! `cuzk gpu bench`): GPU proofs byte-identical to CPU proofs for the same assignment, r and s;
+//! device errors surfacing as errors; per-step timings and BENCH lines.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use blstrs::{G1Projective, Scalar};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use group::{Curve, Group};
+use rand::SeedableRng;
+
+use super::backend::GpuBackend;
+use super::kernels;
+use super::pinned::PinnedBlock;
+use super::resident::{as_bytes, h2d};
+use crate::engine::{Config, Engine, Workload};
+use crate::groth16::paramgen;
+use crate::groth16::test_circuits::{RandomCircuit, Shape};
+use crate::groth16::{
+    synthesize, verify, AbcBuffers, CpuBackend, HostBlock, ProverBackend, Randomness, Srs,
+};
+use crate::proofs::prove::prove_with_randomness;
+use crate::proofs::testdata::TestData;
+use crate::proofs::workload::FilecoinWorkload;
+use crate::proofs::SrsCache;
+
+type Res<T> = anyhow::Result<T>;
+
+fn rng(seed: u64) -> rand_chacha::ChaCha20Rng {
+    rand_chacha::ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// One random circuit proved on both backends with the same r and s; true when the bytes are
+/// identical and the GPU proof verifies.
+fn random_circuit_matches(gpu: &GpuBackend, shape: Shape, lg: u32) -> Res<bool> {
+    let circuit = RandomCircuit::new(shape, (1usize << lg) - 16, 7 + lg as u64);
+    let t = Instant::now();
+    let params = paramgen::generate(circuit.clone(), &mut rng(lg as u64), &|_, _| {})?;
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let paramgen_ms = t.elapsed().as_secs_f64() * 1e3;
+    let r = Randomness::random(&mut rng(99));
+    let t = Instant::now();
+    let cpu = CpuBackend.prove(synthesize(circuit.clone(), AbcBuffers::default())?, &srs, r)?;
+    let cpu_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let ours = gpu.prove(
+        synthesize(circuit.clone(), gpu.alloc_buffers(1 << lg))?,
+        &srs,
+        r,
+    )?;
+    let gpu_ms = t.elapsed().as_secs_f64() * 1e3;
+    let same = cpu.to_bytes() == ours.to_bytes();
+    let valid = verify(&srs, &ours, &circuit.public_inputs());
+    println!(
+        "CHECK random shape={shape:?} n=2^{lg} identical={same} verifies={valid} \
+         paramgen_ms={paramgen_ms:.0} cpu_ms={cpu_ms:.1} gpu_ms={gpu_ms:.1}"
+    );
+    Ok(same && valid)
+}
+
+/// Runs every GPU check; returns whether all passed (details on stdout).
+pub fn check(
+    testdata_dir: &std::path::Path,
+    params_dir: &std::path::Path,
+    max_lg: u32,
+) -> Res<bool> {
+    let devices = crate::gpu::devices();
+    println!("CHECK devices={devices:?}");
+    anyhow::ensure!(!devices.is_empty(), "no CUDA device");
+    let gpu = GpuBackend::open(devices[0].ordinal, false)?;
+    let mut ok = true;
+    let mut record = |name: &str, passed: bool| {
+        println!("CHECK {name}: {}", if passed { "PASS" } else { "FAIL" });
+        ok &= passed;
+    };
+
+    for shape in [
+        Shape::Mixed,
+        Shape::InputsOnly,
+        Shape::AuxOnly,
+        Shape::AbsentFromA,
+        Shape::EmptyB,
+        Shape::Extended,
+    ] {
+        let passed = random_circuit_matches(&gpu, shape, 10).unwrap_or_else(|e| {
+            println!("CHECK error: {e:#}");
+            false
+        });
+        record(&format!("random {shape:?} 2^10"), passed);
+    }
+    for lg in (12..=max_lg).step_by(2) {
+        let passed = random_circuit_matches(&gpu, Shape::Mixed, lg).unwrap_or_else(|e| {
+            println!("CHECK error: {e:#}");
+            false
+        });
+        record(&format!("random Mixed 2^{lg}"), passed);
+    }
+
+    // Every 2 KiB Filecoin kind: same r and s per partition on both backends; both results
+    // pass filecoin-proofs' verifier inside prove_with_randomness.
+    let data = TestData::ensure(testdata_dir)?;
+    let srs = SrsCache::new(params_dir);
+    for (name, request) in data.all_requests()? {
+        let r: Vec<Randomness> = (0..request.partitions())
+            .map(|k| Randomness::random(&mut rng(1000 + k as u64)))
+            .collect();
+        let cpu = prove_with_randomness(&request, &srs, &CpuBackend, &r);
+        let ours = prove_with_randomness(&request, &srs, &gpu, &r);
+        let passed = match (&cpu, &ours) {
+            (Ok((a, _)), Ok((b, t))) => {
+                println!("CHECK {name}: gpu prove_ms={:.1}", t.prove_ms);
+                a == b
+            }
+            _ => {
+                println!(
+                    "CHECK {name}: cpu={:?} gpu={:?}",
+                    cpu.as_ref().err(),
+                    ours.as_ref().err()
+                );
+                false
+            }
+        };
+        record(&format!("2 KiB {name} identical and verified"), passed);
+    }
+
+    // Device errors are values: a bad index, an impossible allocation; the device still works
+    // afterwards.
+    let bad = GpuBackend::open(4096, false);
+    record("bad device index is an error", bad.is_err());
+    let oom = gpu.device_alloc(1usize << 50);
+    if let Err(e) = &oom {
+        println!("CHECK out-of-memory reads: {e}");
+    }
+    record("device out-of-memory is an error", oom.is_err());
+    let again = random_circuit_matches(&gpu, Shape::Mixed, 12).unwrap_or(false);
+    record("device keeps proving after the errors", again);
+    Ok(ok)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Times `f` `runs` times and returns the median in milliseconds.
+fn time_ms(runs: usize, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
+    let mut t = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let s = Instant::now();
+        f()?;
+        t.push(s.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(t))
+}
+
+/// Runs the GPU benchmarks and prints DESIGN §8 BENCH lines.
+pub fn bench(
+    testdata_dir: &std::path::Path,
+    params_dir: &std::path::Path,
+    max_lg: u32,
+    stream_jobs: usize,
+) -> Res<()> {
+    let devices = crate::gpu::devices();
+    anyhow::ensure!(!devices.is_empty(), "no CUDA device");
+    let gpu = GpuBackend::open(devices[0].ordinal, false)?;
+    let ord = gpu.ordinal();
+
+    // H2D: the same 1 GiB from pinned and from pageable memory.
+    let n = (1usize << 30) / 32;
+    let pinned = gpu.enter_then(|| PinnedBlock::alloc(n).map_err(|e| anyhow::anyhow!("{e}")))?;
+    // SAFETY: the block holds n scalars; zero is a valid scalar.
+    unsafe { std::ptr::write_bytes(pinned.as_mut_ptr(), 0, n) };
+    // SAFETY: initialised just above.
+    let pinned_slice = unsafe { std::slice::from_raw_parts(pinned.as_mut_ptr(), n) };
+    let pageable = vec![Scalar::ZERO; n];
+    let dst = gpu.device_alloc(n * 32)?;
+    let stream = gpu.copy_stream();
+    let ours = time_ms(5, || {
+        h2d(dst.at(0), as_bytes(pinned_slice), Some(stream))?;
+        stream.synchronize()?;
+        Ok(())
+    })?;
+    let base = time_ms(5, || Ok(h2d(dst.at(0), as_bytes(&pageable), None)?))?;
+    println!(
+        "BENCH gpu/h2d ours={ours:.1} base={base:.1} speedup={:.2} runs=5 gbps={:.2} base_gbps={:.2}",
+        base / ours,
+        1.073741824 / (ours / 1e3),
+        1.073741824 / (base / 1e3)
+    );
+    drop((dst, pinned, pageable));
+
+    // NTT and MSM alone, timing only.
+    for lg in [22u32, 24, 26].into_iter().filter(|&lg| lg <= max_lg) {
+        let m = 1usize << lg;
+        let scalars: Vec<Scalar> = {
+            use rayon::prelude::*;
+            (0..m)
+                .into_par_iter()
+                .map(|i| Scalar::from(i as u64 * 0x9e37_79b9 + 1).square())
+                .collect()
+        };
+        let d_s = gpu.device_alloc(m * 32)?;
+        h2d(d_s.at(0), as_bytes(&scalars), None)?;
+        if lg != 24 {
+            let ms = time_ms(3, || {
+                kernels::ntt(ord, gpu.compute_stream(), d_s.at(0), lg, false)?;
+                gpu.compute_stream().synchronize()?;
+                Ok(())
+            })?;
+            println!(
+                "BENCH gpu/ntt-n{lg} ours={ms:.2} base=NA speedup=NA runs=3 points_per_s={:.3e}",
+                m as f64 / (ms / 1e3)
+            );
+            h2d(d_s.at(0), as_bytes(&scalars), None)?;
+        }
+        // 2^16 distinct points, tiled to m.
+        let distinct = 1usize << 16;
+        let mut proj: Vec<G1Projective> = Vec::with_capacity(distinct);
+        let mut p = G1Projective::generator() * Scalar::from(12345u64);
+        for _ in 0..distinct {
+            proj.push(p);
+            p += G1Projective::generator();
+        }
+        let mut affine = vec![<blstrs::G1Affine as PrimeCurveAffine>::identity(); distinct];
+        G1Projective::batch_normalize(&proj, &mut affine);
+        let d_p = gpu.device_alloc(m * 96)?;
+        for chunk in 0..m / distinct {
+            h2d(d_p.at(chunk * distinct * 96), as_bytes(&affine), None)?;
+        }
+        let ms = time_ms(3, || {
+            kernels::msm_g1(ord, d_p.at(0), d_s.at(0), m)?;
+            Ok(())
+        })?;
+        println!(
+            "BENCH gpu/msm-n{lg} ours={ms:.2} base=NA speedup=NA runs=3 points_per_s={:.3e}",
+            m as f64 / (ms / 1e3)
+        );
+    }
+
+    // A stream of PoRep 2 KiB partitions (2^22-domain circuit) through the engine on the GPU
+    // backend vs the CPU backend.
+    let data = TestData::ensure(testdata_dir)?;
+    let porep = |i: usize| -> Res<crate::proofs::ProofRequest> {
+        let mut all: Vec<_> = data
+            .all_requests()?
+            .into_iter()
+            .filter(|(name, _)| name.starts_with("porep"))
+            .map(|(_, r)| r)
+            .collect();
+        anyhow::ensure!(!all.is_empty(), "test data has no PoRep");
+        let n = all.len();
+        Ok(all.swap_remove(i % n))
+    };
+    let run = |backend: Arc<dyn crate::engine::ErasedBackend>| -> Res<(f64, f64)> {
+        let config = Config {
+            synthesis_workers: 4,
+            pool_buffers: 4,
+            buffer_constraints: 1 << 22,
+            ..Config::default()
+        };
+        let engine = Engine::open(config, backend)?;
+        let kind = crate::proofs::circuits::CircuitKind::parse("porep-2k").expect("known kind");
+        engine.preload_srs(&crate::proofs::workload::srs_key(kind), || {
+            crate::proofs::workload::load_kind(kind, params_dir)
+        })?;
+        let t = Instant::now();
+        let ids: Vec<_> = (0..stream_jobs)
+            .map(|i| {
+                let w = FilecoinWorkload::new(porep(i)?, params_dir.to_path_buf());
+                Ok(engine.submit(w as Arc<dyn Workload>)?)
+            })
+            .collect::<Res<_>>()?;
+        for id in ids {
+            engine.await_job(id, None)?;
+        }
+        let wall = t.elapsed().as_secs_f64() * 1e3;
+        let st = engine.status();
+        let busy: f64 = st
+            .workers
+            .iter()
+            .filter(|w| w.name.starts_with("prover") || w.name == "finalizer")
+            .map(|w| w.busy_ms)
+            .sum();
+        engine.close();
+        Ok((wall, busy / wall))
+    };
+    let (ours, util) = run(Arc::new(GpuBackend::open(ord, false)?))?;
+    let (base, _) = run(Arc::new(CpuBackend))?;
+    println!(
+        "BENCH gpu/stream-porep-2k ours={ours:.1} base={base:.1} speedup={:.2} runs=1 util={util:.2} \
+         partitions_per_min={:.1}",
+        base / ours,
+        stream_jobs as f64 / (ours / 60e3)
+    );
+    println!("BENCH gpu/vs-supraseal ours=NA base=NA speedup=NA runs=0 (supraseal-c2 is not built into this binary)");
+    Ok(())
+}
