@@ -23,7 +23,7 @@ use log::{debug, warn};
 use super::device::{device_error, DeviceContext};
 use super::kernels;
 use super::pinned::PinnedBlock;
-use super::resident::{as_bytes, d2d, h2d, DeviceMem, ResidentSrs};
+use super::resident::{as_bytes, d2d, h2d, DeviceMem, DevicePool, ResidentSrs};
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
 use crate::groth16::ntt::Domain;
 use crate::groth16::{
@@ -48,6 +48,8 @@ pub struct GpuBackend {
     msm_lock: Mutex<()>,
     /// Serialises prove_start's use of the copy and compute streams.
     start_lock: Mutex<()>,
+    /// Per-partition device buffers, reused across partitions.
+    buffers: DevicePool,
     cpu_fallback: bool,
 }
 
@@ -68,6 +70,8 @@ pub struct DevicePending {
     aux: DeviceMem,
     a_scalars: DeviceMem,
     b_scalars: DeviceMem,
+    /// Inputs and density maps the queued gathers read; kept until the work is done.
+    scratch: Vec<DeviceMem>,
     h_len: usize,
     aux_len: usize,
     a_len: usize,
@@ -88,6 +92,7 @@ impl GpuBackend {
         Ok(Self {
             copy_stream: stream()?,
             compute_stream: stream()?,
+            buffers: DevicePool::new(&ctx),
             ctx,
             resident: Mutex::new(HashMap::new()),
             msm_lock: Mutex::new(()),
@@ -168,9 +173,9 @@ impl GpuBackend {
             prefix.push(acc);
             acc += w.count_ones();
         }
-        let bits = DeviceMem::alloc(&self.ctx, words.len() * 8)?;
+        let bits = self.buffers.take(words.len() * 8)?;
         h2d(bits.at(0), as_bytes(words), None)?;
-        let pre = DeviceMem::alloc(&self.ctx, prefix.len() * 4)?;
+        let pre = self.buffers.take(prefix.len() * 4)?;
         h2d(pre.at(0), as_bytes(&prefix), None)?;
         Ok((bits, pre))
     }
@@ -195,7 +200,7 @@ impl GpuBackend {
         let n = asg.num_constraints();
         let resident = self.resident(srs)?;
 
-        let abc = DeviceMem::alloc(&self.ctx, 3 * m * SCALAR)?;
+        let abc = self.buffers.take(3 * m * SCALAR)?;
         let (da, db, dc) = (abc.at(0), abc.at(m * SCALAR), abc.at(2 * m * SCALAR));
         let t = Instant::now();
         self.upload_abc(da, &asg.abc.a)?;
@@ -207,15 +212,15 @@ impl GpuBackend {
         let h2d_ms = t.elapsed().as_secs_f64() * 1e3;
 
         let ni = asg.inputs.len();
-        let aux = DeviceMem::alloc(&self.ctx, asg.aux.len() * SCALAR)?;
+        let aux = self.buffers.take(asg.aux.len() * SCALAR)?;
         h2d(aux.at(0), as_bytes(&asg.aux), None)?;
-        let inputs = DeviceMem::alloc(&self.ctx, ni * SCALAR)?;
+        let inputs = self.buffers.take(ni * SCALAR)?;
         h2d(inputs.at(0), as_bytes(&asg.inputs), None)?;
         let a_len = ni + asg.a_aux_density.count_ones();
         let b_in = asg.b_input_density.count_ones();
         let b_len = b_in + asg.b_aux_density.count_ones();
-        let a_scalars = DeviceMem::alloc(&self.ctx, a_len * SCALAR)?;
-        let b_scalars = DeviceMem::alloc(&self.ctx, b_len * SCALAR)?;
+        let a_scalars = self.buffers.take(a_len * SCALAR)?;
+        let b_scalars = self.buffers.take(b_len * SCALAR)?;
         let (a_bits, a_pre) = self.upload_density(&asg.a_aux_density)?;
         let (bi_bits, bi_pre) = self.upload_density(&asg.b_input_density)?;
         let (ba_bits, ba_pre) = self.upload_density(&asg.b_aux_density)?;
@@ -259,10 +264,6 @@ impl GpuBackend {
         )?;
         let done = Event::new(EventFlags::DISABLE_TIMING).map_err(|e| device_error("event", e))?;
         done.record(s).map_err(|e| device_error("event", e))?;
-        // The density maps and inputs must outlive the queued gathers.
-        s.synchronize()
-            .map_err(|e| device_error("quotient/gather", e))?;
-        drop((inputs, a_bits, a_pre, bi_bits, bi_pre, ba_bits, ba_pre));
         debug!(
             "GPU_TIMING phase=start device={ord} m={m} pinned={} h2d_ms={h2d_ms:.1} \
              h2d_gbps={:.2} start_ms={:.1}",
@@ -277,6 +278,7 @@ impl GpuBackend {
             aux,
             a_scalars,
             b_scalars,
+            scratch: vec![inputs, a_bits, a_pre, bi_bits, bi_pre, ba_bits, ba_pre],
             h_len: m - 1,
             aux_len: aux_n,
             a_len,
@@ -310,7 +312,18 @@ impl GpuBackend {
             t.elapsed().as_secs_f64() * 1e3,
             p.started.elapsed().as_secs_f64() * 1e3
         );
-        Ok(assemble(&p.srs, p.randomness, a, b1, b2, h, l))
+        let proof = assemble(&p.srs, p.randomness, a, b1, b2, h, l);
+        let DevicePending {
+            abc,
+            aux,
+            a_scalars,
+            b_scalars,
+            scratch,
+            ..
+        } = p;
+        self.buffers
+            .give([abc, aux, a_scalars, b_scalars].into_iter().chain(scratch));
+        Ok(proof)
     }
 }
 

@@ -154,3 +154,68 @@ impl ResidentSrs {
         })
     }
 }
+
+/// Device allocations kept for reuse. Freeing device memory synchronises the whole device,
+/// which would stall one partition's copies behind another's kernels, so the backend returns
+/// its per-partition buffers here and takes them back for the next partition.
+pub struct DevicePool {
+    ctx: Arc<DeviceContext>,
+    free: std::sync::Mutex<Vec<DeviceMem>>,
+}
+
+/// Most allocations kept for reuse.
+const POOL_ENTRIES: usize = 64;
+
+impl DevicePool {
+    /// An empty pool for `ctx`'s device.
+    pub fn new(ctx: &Arc<DeviceContext>) -> Self {
+        Self {
+            ctx: Arc::clone(ctx),
+            free: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<DeviceMem>> {
+        self.free.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A buffer of at least `bytes` (at most twice that, so big buffers are not wasted on
+    /// small requests); allocates when none fits. On out-of-memory the kept buffers are freed
+    /// and the allocation is tried once more.
+    pub fn take(&self, bytes: usize) -> Result<DeviceMem, Groth16Error> {
+        let reused = {
+            let mut free = self.lock();
+            let fit = free
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| {
+                    m.bytes() >= bytes && m.bytes() <= bytes.saturating_mul(2).max(4096)
+                })
+                .min_by_key(|(_, m)| m.bytes())
+                .map(|(i, _)| i);
+            fit.map(|i| free.swap_remove(i))
+        };
+        if let Some(mem) = reused {
+            return Ok(mem);
+        }
+        DeviceMem::alloc(&self.ctx, bytes).or_else(|_| {
+            self.clear();
+            DeviceMem::alloc(&self.ctx, bytes)
+        })
+    }
+
+    /// Returns buffers for reuse.
+    pub fn give(&self, mems: impl IntoIterator<Item = DeviceMem>) {
+        let mut free = self.lock();
+        free.extend(mems);
+        while free.len() > POOL_ENTRIES {
+            free.remove(0);
+        }
+    }
+
+    /// Frees every kept buffer (e.g. to make room for an SRS).
+    pub fn clear(&self) {
+        let kept = std::mem::take(&mut *self.lock());
+        drop(kept);
+    }
+}
