@@ -123,6 +123,62 @@ fn a_proof_that_fails_the_reference_verifier_is_an_error_not_a_result() {
     assert!(!d.window_request().unwrap().verify(&other).unwrap_or(false));
 }
 
+#[test]
+fn a_whole_window_post_cut_into_partitions_verifies_over_all_sectors() {
+    let fx = common::fixture();
+    let d = &fx.data;
+    let requests = d.window_all_requests().unwrap();
+    assert_eq!(
+        requests.len(),
+        2,
+        "three sectors make two 2-sector partitions"
+    );
+    let mut merged = Vec::new();
+    for request in requests {
+        merged.extend(prove(&ProofRequest::Post(request), &fx.srs, &CpuBackend).unwrap());
+    }
+    assert_eq!(merged.len(), 2 * 192);
+    // filecoin-proofs' verifier, given all three sectors, accepts the merged proof.
+    let w = &d.manifest.window_all;
+    let registered = cuzk::proofs::registry::post_proof(w.registered).unwrap();
+    let sectors = d.manifest.porep.iter().chain([&d.manifest.extra_sector]);
+    let replicas: std::collections::BTreeMap<_, _> = sectors
+        .map(|s| {
+            let comm_r: [u8; 32] = cuzk::proofs::testdata::unhex(&s.comm_r)
+                .unwrap()
+                .try_into()
+                .unwrap();
+            (
+                filecoin_proofs_api::SectorId::from(s.sector),
+                filecoin_proofs_api::PublicReplicaInfo::new(registered, comm_r),
+            )
+        })
+        .collect();
+    let randomness: [u8; 32] = cuzk::proofs::testdata::unhex(&w.randomness)
+        .unwrap()
+        .try_into()
+        .unwrap();
+    let ok = filecoin_proofs_api::post::verify_window_post(
+        &randomness,
+        &[(registered, merged.as_slice())],
+        &replicas,
+        cuzk::proofs::registry::prover_id(d.manifest.miner_id),
+    )
+    .unwrap();
+    assert!(ok, "filecoin-proofs rejects the merged WindowPoSt");
+    merged[200] ^= 1;
+    let bad = filecoin_proofs_api::post::verify_window_post(
+        &randomness,
+        &[(registered, merged.as_slice())],
+        &replicas,
+        cuzk::proofs::registry::prover_id(d.manifest.miner_id),
+    );
+    assert!(
+        !bad.unwrap_or(false),
+        "a corrupted second partition must not verify"
+    );
+}
+
 fn expect_err<T>(result: ProofResult<T>, what: &str) -> ProofError {
     match result {
         Ok(_) => panic!("{what}: expected an error"),

@@ -104,6 +104,28 @@ func TestFilecoinFFIShapes(t *testing.T) {
 	}); !ok || err != nil {
 		t.Fatalf("VerifyWindowPoSt (whole): %v %v", ok, err)
 	}
+	// A whole WindowPoSt over three sectors: two partitions, merged, verified over all three.
+	all := d.WindowAll
+	three, err := ffi.GenerateWindowPoStWithVanilla(abi.RegisteredPoStProof(all.Registered), abi.ActorID(d.MinerID), testdata.Hex(t, all.Randomness), d.Files(t, all.VanillaFiles))
+	if err != nil || len(three) != 1 || len(three[0].ProofBytes) != 2*192 {
+		t.Fatalf("GenerateWindowPoStWithVanilla over 3 sectors: %+v, %v", three, err)
+	}
+	extra := proof.SectorInfo{
+		SealProof:    abi.RegisteredSealProof(d.ExtraSector.Registered),
+		SectorNumber: abi.SectorNumber(d.ExtraSector.Sector),
+		SealedCID:    mustCID(ffi.ReplicaCommitmentToCID(testdata.Hex(t, d.ExtraSector.CommR))),
+	}
+	if ok, err := ffi.VerifyWindowPoSt(proof.WindowPoStVerifyInfo{
+		Randomness: testdata.Hex(t, all.Randomness), Proofs: three, ChallengedSectors: []proof.SectorInfo{sector(0), sector(1), extra}, Prover: abi.ActorID(d.MinerID),
+	}); !ok || err != nil {
+		t.Fatalf("VerifyWindowPoSt (two partitions): %v %v", ok, err)
+	}
+	if ok, _ := ffi.VerifyWindowPoSt(proof.WindowPoStVerifyInfo{
+		Randomness: testdata.Hex(t, all.Randomness), Proofs: three, ChallengedSectors: []proof.SectorInfo{sector(0), sector(1)}, Prover: abi.ActorID(d.MinerID),
+	}); ok {
+		t.Fatal("a two-partition proof verified against two sectors")
+	}
+
 	if ok, err := ffi.SectorUpdate.VerifyUpdateProof(proof.ReplicaUpdateInfo{
 		UpdateProofType: abi.RegisteredUpdateProof(s.Registered), OldSealedSectorCID: old, NewSealedSectorCID: newR, NewUnsealedSectorCID: newD, Proof: update,
 	}); !ok || err != nil {

@@ -327,7 +327,7 @@ fn main() -> anyhow::Result<()> {
             println!(
                 "test data in {} ({} sealed sectors) after {:.1}s",
                 data.dir.display(),
-                data.manifest.porep.len(),
+                data.manifest.porep.len() + 1,
                 t.elapsed().as_secs_f64()
             );
             Ok(())

@@ -27,7 +27,7 @@ use super::{porep::PoRepRequest, post::PostRequest, snap::SnapDealsRequest};
 /// Miner actor id used for all test data.
 pub const MINER_ID: u64 = 1000;
 /// Bumped whenever the layout or contents change, so stale caches are regenerated.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// A sealed test sector.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -85,6 +85,11 @@ pub struct Manifest {
     pub winning: PostInputs,
     /// WindowPoSt partition 0 over both sectors.
     pub window: PostInputs,
+    /// A whole WindowPoSt over three sectors (both above and a third V1_1 sector, in sector
+    /// order): two partitions of the 2 KiB proof type's two sectors.
+    pub window_all: PostInputs,
+    /// The third sector (used only by `window_all`).
+    pub extra_sector: SealedSector,
     /// SnapDeals update of the first sector.
     pub snap: SnapInputs,
     /// Public inputs filecoin-proofs expects, per request (hex scalars, partition 0).
@@ -206,6 +211,17 @@ impl TestData {
             &unhex(&s.comm_r_new)?,
             &unhex(&s.comm_d_new)?,
         )?))
+    }
+
+    /// The whole three-sector WindowPoSt, one request per partition in order.
+    pub fn window_all_requests(&self) -> Result<Vec<PostRequest>> {
+        let w = &self.manifest.window_all;
+        Ok(PostRequest::window_all_partitions(
+            w.registered,
+            &unhex(&w.randomness)?,
+            self.manifest.miner_id,
+            &self.vanilla(&w.vanilla_files)?,
+        )?)
     }
 
     /// All requests by name: porep-v1_1, porep-synth, winning, window, snap.
@@ -461,6 +477,8 @@ pub fn generate(dir: &Path) -> Result<()> {
     fs::write(tmp.join("randomness.bin"), randomness)?;
     let winning = post_vanilla(&tmp, 0, randomness, &[&v1_1], "winning")?;
     let window = post_vanilla(&tmp, 10, randomness, &[&v1_1, &synth], "window")?;
+    let third = seal(&tmp, 5, 3, &mut rng)?;
+    let window_all = post_vanilla(&tmp, 10, randomness, &[&v1_1, &synth, &third], "window3")?;
     let snap = snap(&tmp, &v1_1, &mut rng)?;
     let mut manifest = Manifest {
         format: FORMAT,
@@ -468,19 +486,23 @@ pub fn generate(dir: &Path) -> Result<()> {
         porep: vec![v1_1.sector, synth.sector],
         winning,
         window,
+        window_all,
+        extra_sector: third.sector,
         snap,
         public_inputs: Vec::new(),
     };
     // Keep only what requests need: the manifest's files. Sector data is large and unused.
-    for d in ["cache-1", "cache-2", "cache-update"] {
+    for d in ["cache-1", "cache-2", "cache-3", "cache-update"] {
         fs::remove_dir_all(tmp.join(d))?;
     }
     for f in [
         "sealed-1",
         "sealed-2",
+        "sealed-3",
         "update-replica",
         "staged-1",
         "staged-2",
+        "staged-3",
         "staged-update",
     ] {
         fs::remove_file(tmp.join(f))?;

@@ -22,19 +22,25 @@ type Post struct {
 	Partition    uint64   `json:"partition"`
 }
 
+// Sector is a sealed test sector.
+type Sector struct {
+	Registered uint64 `json:"registered"`
+	Sector     uint64 `json:"sector"`
+	C1File     string `json:"c1_file"`
+	CommR      string `json:"comm_r"`
+	CommD      string `json:"comm_d"`
+}
+
 // Manifest mirrors the Rust manifest.
 type Manifest struct {
-	MinerID uint64 `json:"miner_id"`
-	Porep   []struct {
-		Registered uint64 `json:"registered"`
-		Sector     uint64 `json:"sector"`
-		C1File     string `json:"c1_file"`
-		CommR      string `json:"comm_r"`
-		CommD      string `json:"comm_d"`
-	} `json:"porep"`
-	Winning Post `json:"winning"`
-	Window  Post `json:"window"`
-	Snap    struct {
+	MinerID uint64   `json:"miner_id"`
+	Porep   []Sector `json:"porep"`
+	Winning Post     `json:"winning"`
+	Window  Post     `json:"window"`
+	// WindowAll is a whole WindowPoSt over Porep's sectors plus ExtraSector (two partitions).
+	WindowAll   Post   `json:"window_all"`
+	ExtraSector Sector `json:"extra_sector"`
+	Snap        struct {
 		Registered   uint64   `json:"registered"`
 		CommROld     string   `json:"comm_r_old"`
 		CommRNew     string   `json:"comm_r_new"`
