@@ -21,6 +21,8 @@ struct Synthetic {
     priority: Priority,
     seed: u64,
     panic_in: Option<usize>,
+    /// When set, `load_srs` blocks until the sender side sends (or is dropped): a slow decode.
+    load_gate: Option<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
 }
 
 impl Synthetic {
@@ -44,6 +46,9 @@ impl Workload for Synthetic {
         self.key.clone()
     }
     fn load_srs(&self) -> Result<Arc<Srs>, String> {
+        if let Some(gate) = &self.load_gate {
+            let _ = gate.lock().unwrap().recv();
+        }
         Ok(Arc::clone(&self.srs))
     }
     fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String> {
@@ -100,6 +105,7 @@ fn job(constraints: usize, partitions: usize, priority: Priority, seed: u64) -> 
         priority,
         seed,
         panic_in: None,
+        load_gate: None,
     })
 }
 
@@ -333,4 +339,37 @@ fn await_times_out_and_unknown_jobs_are_errors() {
         Err(EngineError::UnknownJob(id.0)),
         "results are handed out once"
     );
+}
+
+#[test]
+fn a_slow_parameter_decode_does_not_hold_up_synthesis_of_other_jobs() {
+    // One synthesis worker. Job A's parameters take "forever" to decode (until the test opens
+    // the gate); job B's are quick. B must be proved while A's decode is still running.
+    let engine = Engine::open_cpu(config(1, 2)).unwrap();
+    let (open_gate, gate) = std::sync::mpsc::channel();
+    let slow = Arc::new(Synthetic {
+        key: "synthetic-slow-decode".into(),
+        load_gate: Some(std::sync::Mutex::new(gate)),
+        ..Arc::try_unwrap(job(2000, 1, Priority::Normal, 1))
+            .ok()
+            .unwrap()
+    });
+    let a = engine.submit(slow.clone()).unwrap();
+    let quick = job(1000, 1, Priority::Critical, 2);
+    let b = engine.submit(quick.clone()).unwrap();
+    let proof = engine
+        .await_job(b, Some(Duration::from_secs(300)))
+        .expect("job B is proved while A's parameters are still decoding");
+    assert!(check(&quick, &proof));
+    match engine.await_job(a, Some(Duration::ZERO)) {
+        Err(EngineError::Timeout(_)) => {}
+        other => panic!(
+            "job A cannot be done before its decode: {:?}",
+            other.map(|p| p.len())
+        ),
+    }
+    open_gate.send(()).unwrap();
+    let proof = engine.await_job(a, Some(Duration::from_secs(300))).unwrap();
+    assert!(check(&slow, &proof));
+    engine.close();
 }

@@ -162,6 +162,7 @@ impl Engine {
             pool_bytes,
             budget,
             srs: HashMap::new(),
+            evicted: Vec::new(),
             srs_loading: Default::default(),
             srs_sizes: HashMap::new(),
             partition_bytes: HashMap::new(),
@@ -353,7 +354,10 @@ impl Engine {
             return Ok(());
         }
         st.evict_for(bytes);
+        let evicted = st.take_evicted();
         if !st.budget.fits(bytes) {
+            drop(st);
+            drop(evicted);
             return Err(EngineError::TooLarge(format!(
                 "parameters {key} ({bytes} bytes) do not fit the budget now"
             )));
@@ -369,25 +373,30 @@ impl Engine {
             },
         );
         drop(st);
+        drop(evicted);
         self.inner.work_cv.notify_all();
         Ok(())
     }
 
-    /// Drops a resident SRS if no job uses it; returns whether it was evicted.
+    /// Drops a resident SRS if no job uses it; returns whether it was evicted. The memory is
+    /// freed after the engine lock is released.
     pub fn evict(&self, srs_key: &str) -> Result<bool, EngineError> {
-        let mut st = self.inner.lock();
-        if st.closed {
-            return Err(EngineError::Closed);
-        }
-        match st.srs.get(srs_key) {
-            Some(r) if r.users == 0 => {
-                let bytes = r.bytes;
-                st.srs.remove(srs_key);
-                st.budget.release(bytes);
-                Ok(true)
+        let removed = {
+            let mut st = self.inner.lock();
+            if st.closed {
+                return Err(EngineError::Closed);
             }
-            _ => Ok(false),
-        }
+            match st.srs.get(srs_key) {
+                Some(r) if r.users == 0 => {
+                    let bytes = r.bytes;
+                    let removed = st.srs.remove(srs_key);
+                    st.budget.release(bytes);
+                    removed
+                }
+                _ => None,
+            }
+        };
+        Ok(removed.is_some())
     }
 
     /// A snapshot of queues, workers, pool, budget and counters.
@@ -471,15 +480,18 @@ impl Engine {
             let _ = t.join();
         }
         let mut st = self.inner.lock();
-        st.pool.clear();
+        // Buffers and parameter sets are freed after the lock is released.
+        let pool = std::mem::take(&mut st.pool);
         st.pool_bytes = 0;
-        st.srs.clear();
+        let srs = std::mem::take(&mut st.srs);
+        let evicted = st.take_evicted();
         st.prove_queue.clear();
         for job in st.jobs.values_mut() {
             job.in_flight = 0;
         }
         st.budget.used = 0;
         drop(st);
+        drop((pool, srs, evicted));
         self.inner.notify_all();
     }
 }

@@ -79,6 +79,8 @@ pub struct State {
     pub pool_bytes: u64,
     pub budget: Budget,
     pub srs: HashMap<String, Resident>,
+    /// Evicted parameter sets waiting to be dropped outside the lock.
+    pub evicted: Vec<Arc<Srs>>,
     pub srs_loading: BTreeSet<String>,
     /// Measured decoded size of every SRS loaded since open (for admission at submit).
     pub srs_sizes: HashMap<String, u64>,
@@ -147,6 +149,10 @@ impl State {
     }
 
     /// Evicts idle resident SRS (least recently used first) until `bytes` more fit.
+    ///
+    /// Evicted parameter sets go to `self.evicted`: callers drop them after unlocking
+    /// ([`State::take_evicted`]), since freeing gigabytes under the engine lock stalls every
+    /// worker.
     pub fn evict_for(&mut self, bytes: u64) {
         while !self.budget.fits(bytes) {
             let victim = self
@@ -159,7 +165,13 @@ impl State {
             if let Some(r) = self.srs.remove(&key) {
                 self.budget.release(r.bytes);
                 log::debug!("evicted SRS {key} ({} MiB)", r.bytes >> 20);
+                self.evicted.push(r.srs);
             }
         }
+    }
+
+    /// Parameter sets evicted since the last call, to be dropped outside the lock.
+    pub fn take_evicted(&mut self) -> Vec<Arc<Srs>> {
+        std::mem::take(&mut self.evicted)
     }
 }

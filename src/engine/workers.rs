@@ -177,28 +177,48 @@ fn load_srs(inner: &Inner, workload: Arc<dyn Workload>) {
         }
     }
     *st.busy_ms.entry("srs-load".into()).or_default() += ms_since(t);
+    let evicted = st.take_evicted();
     drop(st);
+    drop(evicted);
     inner.notify_all();
 }
 
 /// A synthesis worker: takes the highest-priority partition, synthesizes it into pool buffers.
 pub fn synthesis_worker(inner: Arc<Inner>, name: String) {
     loop {
-        let picked = {
+        let (picked, evicted) = {
             let mut st = inner.lock();
             loop {
                 if st.closed {
                     return;
                 }
                 if let Some(p) = pick(&mut st) {
-                    break p;
+                    break (p, st.take_evicted());
+                }
+                let evicted = st.take_evicted();
+                if !evicted.is_empty() {
+                    // Free what eviction made room with before waiting, outside the lock.
+                    drop(st);
+                    drop(evicted);
+                    st = inner.lock();
+                    continue;
                 }
                 st = inner.wait(&inner.work_cv, st);
             }
         };
+        drop(evicted);
         let (key, workload, buffers, charged) = match picked {
             Pick::LoadSrs(w) => {
-                load_srs(&inner, w);
+                // Decoding takes seconds to minutes: a thread of its own keeps this worker
+                // synthesizing (e.g. a WinningPoSt whose parameters are resident).
+                let (loader, job) = (Arc::clone(&inner), Arc::clone(&w));
+                let spawned = std::thread::Builder::new()
+                    .name("cuzk-srs-load".into())
+                    .spawn(move || load_srs(&loader, job));
+                if let Err(e) = spawned {
+                    log::warn!("cannot start a loader thread ({e}); decoding on {name}");
+                    load_srs(&inner, w);
+                }
                 continue;
             }
             Pick::Synthesize {
