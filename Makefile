@@ -18,7 +18,7 @@ CUZK := $(TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine
 
-.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test gpu-bundle bench
+.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test link-test gpu-bundle bench
 
 deps:
 	@scripts/install-deps.sh
@@ -66,6 +66,14 @@ go-lib: build
 go-test: fixtures go-lib
 	cd go && go vet ./... && GOEXPERIMENT=cgocheck2 go test -count=1 -timeout 30m ./...
 
+## cuzk's shared library and another Rust static library with its own runtime and blst (a
+## stand-in for filecoin-ffi's libfilcrypto.a, which cannot be fetched here) in one Go binary.
+link-test: go-lib
+	$(CARGO) build --release --manifest-path tests/link/fakefilcrypto/Cargo.toml \
+	  --target-dir $(TARGET)/fakefilcrypto
+	cd go && CGO_LDFLAGS="-L$(TARGET)/fakefilcrypto/release" GOEXPERIMENT=cgocheck2 \
+	  go test -count=1 -tags linkcheck ./internal/linkcheck/
+
 ## nvcc and libcuda (Debian's nvidia-cuda-toolkit) for builds with the `cuda` feature.
 cuda-deps: deps
 	@scripts/install-deps.sh --cuda
@@ -90,7 +98,7 @@ gpu-bundle: cuda-deps
 	@ls -la gpu-bundle
 
 ## Everything CI runs.
-test: lint rust-test c-test leak-test go-test cuda-test
+test: lint rust-test c-test leak-test go-test link-test cuda-test
 
 ## Benchmarks: `make bench` runs every group, `make bench BENCH=prover` one of them.
 bench: deps
