@@ -80,18 +80,23 @@ cuda-deps: deps
 	@mkdir -p "$(CUDA_LIBRARY_PATH)"
 	@test -e "$(CUDA_LIBRARY_PATH)/lib64" || ln -sfn "$$(dirname "$$(find /usr/lib /usr/local/cuda*/lib64 -name 'libcuda.so*' 2>/dev/null | head -1)")" "$(CUDA_LIBRARY_PATH)/lib64"
 
+# supraseal-c2's build compiles with $CXX as nvcc's host compiler (nvcc 11.8 needs gcc <= 11)
+# and emits no sm_90 code by itself.
+CUDA_ENV := $(if $(shell command -v g++-11),CXX=g++-11) NVCC_APPEND_FLAGS='-gencode arch=compute_90,code=sm_90'
+
 ## The CUDA build: compiles the kernels, lints, and tests it on this machine (with no GPU the
 ## engine must fall back to the CPU; the fallback test asserts it). Runs last so the CPU build
 ## that the C and Go tests linked is not disturbed before they ran.
 cuda-test: cuda-deps
-	$(CARGO) clippy --release --features cuda --all-targets -- -D warnings
-	$(CARGO) test --release --features cuda --lib --test gpu_fallback
-	$(CARGO) build --release --features cuda --bin cuzk
+	$(CUDA_ENV) $(CARGO) clippy --release --features supraseal --all-targets -- -D warnings
+	$(CUDA_ENV) $(CARGO) test --release --features cuda --lib --test gpu_fallback
+	$(CUDA_ENV) $(CARGO) build --release --features cuda --bin cuzk
 	$(CUZK) gpu devices
 
-## One stripped cuzk binary with the CUDA backend plus scripts/gpu-check.sh, for a GPU machine.
+## One stripped cuzk binary with the CUDA backend and supraseal-c2 (the baseline) plus
+## scripts/gpu-check.sh, for a GPU machine.
 gpu-bundle: cuda-deps
-	$(CARGO) build --release --features cuda --bin cuzk
+	$(CUDA_ENV) $(CARGO) build --release --features supraseal --bin cuzk
 	@mkdir -p gpu-bundle
 	cp $(CUZK) gpu-bundle/cuzk && strip gpu-bundle/cuzk
 	cp scripts/gpu-check.sh gpu-bundle/

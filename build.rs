@@ -75,6 +75,11 @@ fn build_cuda(crate_dir: &Path) {
     if blst_uses_adx() {
         nvcc.define("__ADX__", None);
     }
+    // With supraseal-c2 linked too, its translation unit defines sppark's one non-template
+    // kernel (the MSM digit sort); ours must only declare it.
+    if std::env::var_os("CARGO_FEATURE_SUPRASEAL").is_some() {
+        nvcc.define("__MSM_SORT_DONT_IMPLEMENT__", None);
+    }
     // nvcc 11.8 refuses gcc newer than 11: use the compiler named by CUZK_NVCC_CCBIN, else
     // g++-11 when installed (Debian's nvidia-cuda-toolkit pulls it in).
     let ccbin = std::env::var("CUZK_NVCC_CCBIN").ok().or_else(|| {

@@ -8,5 +8,7 @@ pub mod device;
 pub mod kernels;
 pub mod pinned;
 pub mod resident;
+#[cfg(feature = "supraseal")]
+pub mod supraseal;
 
 pub use backend::{GpuBackend, GpuPending};
