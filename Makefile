@@ -82,7 +82,7 @@ cuda-deps: deps
 
 # supraseal-c2's build compiles with $CXX as nvcc's host compiler (nvcc 11.8 needs gcc <= 11)
 # and emits no sm_90 code by itself.
-CUDA_ENV := $(if $(shell command -v g++-11),CXX=g++-11) NVCC_APPEND_FLAGS='-gencode arch=compute_90,code=sm_90'
+CUDA_ENV = $(if $(shell command -v g++-11),CXX=g++-11) NVCC_APPEND_FLAGS='-gencode arch=compute_90,code=sm_90'
 
 ## The CUDA build: compiles the kernels, lints, and tests it on this machine (with no GPU the
 ## engine must fall back to the CPU; the fallback test asserts it). Runs last so the CPU build
