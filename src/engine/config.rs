@@ -153,4 +153,23 @@ mod tests {
         .validate()
         .is_err());
     }
+
+    #[test]
+    fn backend_keys_parse_and_unknown_backends_are_rejected() {
+        let c = Config::from_toml("backend = \"cuda\"\ndevices = [1, 0]\ncpu_fallback = false")
+            .unwrap();
+        assert_eq!(
+            (c.backend.as_str(), c.devices.as_slice(), c.cpu_fallback),
+            ("cuda", &[1, 0][..], false)
+        );
+        assert!(c.validate().is_ok());
+        let d = Config::default();
+        assert_eq!((d.backend.as_str(), d.cpu_fallback), ("auto", true));
+        assert!(d.devices.is_empty());
+        let bad = Config {
+            backend: "opencl".into(),
+            ..Config::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("opencl"));
+    }
 }
