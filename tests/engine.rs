@@ -23,6 +23,8 @@ struct Synthetic {
     panic_in: Option<usize>,
     /// When set, `load_srs` blocks until the sender side sends (or is dropped): a slow decode.
     load_gate: Option<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
+    /// Report the SRS size before decoding (as parameter files do).
+    size_hint: bool,
 }
 
 impl Synthetic {
@@ -44,6 +46,9 @@ impl Workload for Synthetic {
     }
     fn srs_key(&self) -> String {
         self.key.clone()
+    }
+    fn srs_size_hint(&self) -> Option<u64> {
+        self.size_hint.then(|| self.srs.byte_size() as u64)
     }
     fn load_srs(&self) -> Result<Arc<Srs>, String> {
         if let Some(gate) = &self.load_gate {
@@ -106,6 +111,7 @@ fn job(constraints: usize, partitions: usize, priority: Priority, seed: u64) -> 
         seed,
         panic_in: None,
         load_gate: None,
+        size_hint: false,
     })
 }
 
@@ -372,4 +378,54 @@ fn a_slow_parameter_decode_does_not_hold_up_synthesis_of_other_jobs() {
     let proof = engine.await_job(a, Some(Duration::from_secs(300))).unwrap();
     assert!(check(&slow, &proof));
     engine.close();
+}
+
+#[test]
+fn a_size_hint_keeps_first_decodes_within_the_budget_and_refuses_oversize_up_front() {
+    let small = srs(1000).byte_size() as u64;
+    let big = srs(2000).byte_size() as u64;
+    let hinted = |constraints: usize, key: &str, seed: u64| {
+        Arc::new(Synthetic {
+            key: key.into(),
+            size_hint: true,
+            ..Arc::try_unwrap(job(constraints, 1, Priority::Normal, seed))
+                .ok()
+                .unwrap()
+        })
+    };
+    // Room for the larger parameter set and a partition, never for two sets at once: the
+    // second set's first decode must wait for the first to be evicted, not overshoot.
+    let budget = big + 400_000;
+    let engine = Engine::open_cpu(Config {
+        memory_budget: budget,
+        ..config(1, 1)
+    })
+    .unwrap();
+    let a = engine.submit(hinted(2000, "hinted-big", 1)).unwrap();
+    let b = engine.submit(hinted(1000, "hinted-small", 2)).unwrap();
+    let c = engine.submit(hinted(2000, "hinted-big", 3)).unwrap();
+    for id in [a, b, c] {
+        engine
+            .await_job(id, Some(Duration::from_secs(600)))
+            .unwrap();
+    }
+    let status = engine.status();
+    assert!(
+        status.budget_high_water <= budget,
+        "high water {} over the {budget} budget (sets of {big} and {small} bytes)",
+        status.budget_high_water
+    );
+    engine.close();
+
+    // A set that can never fit is refused at submit, before any decode.
+    let tiny = Engine::open_cpu(Config {
+        memory_budget: big / 2,
+        ..config(1, 1)
+    })
+    .unwrap();
+    match tiny.submit(hinted(2000, "hinted-huge", 4)) {
+        Err(EngineError::TooLarge(msg)) => assert!(msg.contains("hinted-huge"), "{msg}"),
+        other => panic!("expected TooLarge at submit, got {other:?}"),
+    }
+    assert_eq!(tiny.status().srs_resident.len(), 0);
 }

@@ -226,11 +226,17 @@ impl Engine {
                 "a job needs at least one partition".into(),
             ));
         }
+        let key = workload.srs_key();
+        let hint = workload.srs_size_hint();
         let mut st = self.inner.lock();
         if st.closed {
             return Err(EngineError::Closed);
         }
-        if let Some(&bytes) = st.srs_sizes.get(&workload.srs_key()) {
+        if let (false, Some(bytes)) = (st.srs_sizes.contains_key(&key), hint) {
+            // Until the first decode measures it, the hint stands in for the size.
+            st.srs_sizes.insert(key.clone(), bytes);
+        }
+        if let Some(&bytes) = st.srs_sizes.get(&key) {
             if bytes + st.pool_bytes > st.budget.limit {
                 return Err(EngineError::TooLarge(format!(
                     "parameters {} need {bytes} bytes; with the pool ({}) they can never fit the {} byte budget",

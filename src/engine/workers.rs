@@ -80,6 +80,9 @@ fn pick(st: &mut State) -> Option<Pick> {
         return None; // wait for the first partition of this circuit to be measured
     }
     let estimate = measured.unwrap_or(0);
+    // Idle parameter sets give way to partitions of jobs that are running (this job's own set
+    // is in use, so it stays).
+    st.evict_for(estimate);
     if !st.budget.fits(estimate) {
         let srs_bytes = st.srs.get(&srs_key).map_or(0, |r| r.bytes);
         if estimate + srs_bytes + st.pool_bytes > st.budget.limit {

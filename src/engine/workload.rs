@@ -52,6 +52,12 @@ pub trait Workload: Send + Sync + 'static {
     fn srs_key(&self) -> String;
     /// Loads (decodes) the SRS when it is not resident.
     fn load_srs(&self) -> Result<Arc<Srs>, String>;
+    /// Bytes the decoded SRS will take, if known before decoding (e.g. from the parameter
+    /// file's size). Lets the budget wait for room before the first decode, and refuse a job
+    /// whose parameters can never fit at submit. The measured size replaces it once decoded.
+    fn srs_size_hint(&self) -> Option<u64> {
+        None
+    }
     /// Synthesizes partition `k` into `buffers`.
     fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String>;
     /// Checks the complete proof (partition proofs concatenated in order).

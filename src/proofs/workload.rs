@@ -47,6 +47,12 @@ pub fn load_kind(kind: CircuitKind, params_dir: &std::path::Path) -> Result<Arc<
 }
 
 impl Workload for FilecoinWorkload {
+    fn srs_size_hint(&self) -> Option<u64> {
+        // Parameter files hold uncompressed points, laid out as the decoded affine points are.
+        let path = params_file(self.request.circuit_kind(), &self.params_dir).ok()?;
+        std::fs::metadata(path).ok().map(|m| m.len())
+    }
+
     fn kind(&self) -> String {
         self.request.kind_name().to_string()
     }
