@@ -113,6 +113,21 @@ void check(RustError& r)
     throw sppark_error(r.code, message);
 }
 
+// Σ scalars[i]·points[i] with sppark's Pippenger over device-resident points and scalars.
+template <class bucket, class point, class affine>
+void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, size_t n, point& out)
+{
+    int pool = select_device(ordinal);
+    if (n == 0) {
+        out.inf();
+        return;
+    }
+    msm_t<bucket, point, affine, scalar_t> msm(nullptr, n, sizeof(affine), pool);
+    RustError r = msm.invoke(out, dev_ptr_t<affine>((affine*)d_points, n), n,
+                             dev_ptr_t<scalar_t>((scalar_t*)d_scalars, n), true);
+    check(r);
+}
+
 constexpr unsigned threads = 256;
 inline unsigned blocks_for(size_t n) { return (unsigned)((n + threads - 1) / threads); }
 
@@ -172,15 +187,7 @@ int cuzk_cuda_msm_g1(int ordinal, const void* d_points, const fr_t* d_scalars, s
                      point_t* out, char* err, size_t err_len)
 {
     return guarded("G1 MSM", err, err_len, [&] {
-        int pool = select_device(ordinal);
-        if (n == 0) {
-            out->inf();
-            return;
-        }
-        msm_t<bucket_t, point_t, affine_t, scalar_t> msm(nullptr, n, sizeof(affine_t), pool);
-        RustError r = msm.invoke(*out, dev_ptr_t<affine_t>((affine_t*)d_points, n), n,
-                                 dev_ptr_t<scalar_t>((scalar_t*)d_scalars, n), true);
-        check(r);
+        msm_on_device<bucket_t, point_t, affine_t>(ordinal, d_points, d_scalars, n, *out);
     });
 }
 
@@ -189,16 +196,8 @@ int cuzk_cuda_msm_g2(int ordinal, const void* d_points, const fr_t* d_scalars, s
                      point_fp2_t* out, char* err, size_t err_len)
 {
     return guarded("G2 MSM", err, err_len, [&] {
-        int pool = select_device(ordinal);
-        if (n == 0) {
-            out->inf();
-            return;
-        }
-        msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t> msm(nullptr, n,
-                                                                     sizeof(affine_fp2_t), pool);
-        RustError r = msm.invoke(*out, dev_ptr_t<affine_fp2_t>((affine_fp2_t*)d_points, n), n,
-                                 dev_ptr_t<scalar_t>((scalar_t*)d_scalars, n), true);
-        check(r);
+        msm_on_device<bucket_fp2_t, point_fp2_t, affine_fp2_t>(ordinal, d_points, d_scalars, n,
+                                                               *out);
     });
 }
 

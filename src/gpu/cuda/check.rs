@@ -242,16 +242,11 @@ pub fn bench(
     // A stream of PoRep 2 KiB partitions (2^22-domain circuit) through the engine on the GPU
     // backend vs the CPU backend.
     let data = TestData::ensure(testdata_dir)?;
+    // Alternate between the sealed sectors' C1 outputs, parsing only the one each job needs.
     let porep = |i: usize| -> Res<crate::proofs::ProofRequest> {
-        let mut all: Vec<_> = data
-            .all_requests()?
-            .into_iter()
-            .filter(|(name, _)| name.starts_with("porep"))
-            .map(|(_, r)| r)
-            .collect();
-        anyhow::ensure!(!all.is_empty(), "test data has no PoRep");
-        let n = all.len();
-        Ok(all.swap_remove(i % n))
+        let n = data.manifest.porep.len();
+        anyhow::ensure!(n > 0, "test data has no PoRep");
+        data.porep_request(i % n)
     };
     let run = |backend: Arc<dyn crate::engine::ErasedBackend>| -> Res<(f64, f64)> {
         let config = Config {

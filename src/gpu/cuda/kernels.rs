@@ -137,6 +137,35 @@ pub fn gather(
     })
 }
 
+/// The C entry point of one MSM (G1 or G2).
+type MsmEntry =
+    unsafe extern "C" fn(c_int, u64, u64, usize, *mut c_void, *mut c_char, usize) -> c_int;
+
+/// Runs an MSM entry point writing a Jacobian point of type `P` (`G1Projective` or
+/// `G2Projective`, transparent over blst_p1 / blst_p2, the layout the kernels write).
+fn msm<P: Group>(
+    entry: MsmEntry,
+    ordinal: u32,
+    d_points: u64,
+    d_scalars: u64,
+    n: usize,
+) -> Result<P, Groth16Error> {
+    let mut out = P::identity();
+    // SAFETY: live device buffers of n points and scalars; `out` has the Jacobian layout.
+    checked(|e, l| unsafe {
+        entry(
+            ordinal as c_int,
+            d_points,
+            d_scalars,
+            n,
+            (&mut out as *mut P).cast(),
+            e,
+            l,
+        )
+    })?;
+    Ok(out)
+}
+
 /// Σ scalars[i]·points[i] over G1 for device-resident affine points and Montgomery scalars.
 pub fn msm_g1(
     ordinal: u32,
@@ -144,20 +173,7 @@ pub fn msm_g1(
     d_scalars: u64,
     n: usize,
 ) -> Result<G1Projective, Groth16Error> {
-    let mut out = G1Projective::identity();
-    // SAFETY: G1Projective is a transparent blst_p1, the Jacobian layout the kernel writes.
-    checked(|e, l| unsafe {
-        cuzk_cuda_msm_g1(
-            ordinal as c_int,
-            d_points,
-            d_scalars,
-            n,
-            (&mut out as *mut G1Projective).cast(),
-            e,
-            l,
-        )
-    })?;
-    Ok(out)
+    msm(cuzk_cuda_msm_g1, ordinal, d_points, d_scalars, n)
 }
 
 /// Σ scalars[i]·points[i] over G2, as [`msm_g1`].
@@ -167,20 +183,7 @@ pub fn msm_g2(
     d_scalars: u64,
     n: usize,
 ) -> Result<G2Projective, Groth16Error> {
-    let mut out = G2Projective::identity();
-    // SAFETY: G2Projective is a transparent blst_p2, the Jacobian layout the kernel writes.
-    checked(|e, l| unsafe {
-        cuzk_cuda_msm_g2(
-            ordinal as c_int,
-            d_points,
-            d_scalars,
-            n,
-            (&mut out as *mut G2Projective).cast(),
-            e,
-            l,
-        )
-    })?;
-    Ok(out)
+    msm(cuzk_cuda_msm_g2, ordinal, d_points, d_scalars, n)
 }
 
 /// A forward (or inverse) NTT of `2^lg` device scalars in natural order.
