@@ -129,7 +129,7 @@ fn prover_busy(engine: &Engine) -> f64 {
         .status()
         .workers
         .iter()
-        .filter(|w| w.name.starts_with("prover") || w.name == "finalizer")
+        .filter(|w| w.name.starts_with("prover") || w.name.starts_with("finalizer"))
         .map(|w| w.busy_ms)
         .sum()
 }

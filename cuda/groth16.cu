@@ -66,11 +66,29 @@ int guarded(const char* what, char* err, size_t err_len, F body)
     }
 }
 
-// Makes `ordinal` the current device and returns its index in sppark's GPU pool.
+// Makes `ordinal` the current device and returns its index in sppark's GPU pool. The pool is
+// built on first use (its constructor leaves device 0 current), so the pool is consulted first
+// and the device selected after; a device sppark cannot use is an error, never another device.
 int select_device(int ordinal)
 {
-    CUDA_OK(cudaSetDevice(ordinal));
-    return select_gpu(-1).id();
+    for (const gpu_t* gpu : all_gpus()) {
+        if (gpu->cid() == ordinal) {
+            CUDA_OK(cudaSetDevice(ordinal));
+            return gpu->id();
+        }
+    }
+    throw sppark_error(cudaErrorInvalidDevice,
+                       "device " + std::to_string(ordinal) + " is not in sppark's GPU pool");
+}
+
+// sppark's NTT twiddle tables cover domains up to 2^28.
+constexpr uint32_t max_lg = 28;
+
+void check_lg(uint32_t lg)
+{
+    if (lg == 0 || lg > max_lg)
+        throw sppark_error(cudaErrorInvalidValue,
+                           "NTT domain 2^" + std::to_string(lg) + " is outside 2^1..2^28");
 }
 
 __global__ void zero_fill(fr_t* v, size_t from, size_t to)
@@ -122,11 +140,29 @@ void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, siz
         out.inf();
         return;
     }
-    msm_t<bucket, point, affine, scalar_t> msm(nullptr, n, sizeof(affine), pool);
-    RustError r = msm.invoke(out, dev_ptr_t<affine>((affine*)d_points, n), n,
-                             dev_ptr_t<scalar_t>((scalar_t*)d_scalars, n), true);
+    // On the heap: msm_t's destructor synchronises its streams and throws if the context is
+    // broken (a sticky error), which from a destructor would terminate the process. After a
+    // failure it is destroyed only if the device still synchronises; otherwise the small host
+    // object is leaked (the context's memory is lost with the context anyway).
+    using msm_type = msm_t<bucket, point, affine, scalar_t>;
+    auto* msm = new msm_type(nullptr, n, sizeof(affine), pool);
+    auto release = [&](bool failed) {
+        if (!failed || cudaDeviceSynchronize() == cudaSuccess) delete msm;
+    };
+    RustError r{0};
+    try {
+        r = msm->invoke(out, dev_ptr_t<affine>((affine*)d_points, n), n,
+                        dev_ptr_t<scalar_t>((scalar_t*)d_scalars, n), true);
+    } catch (...) {
+        release(true);
+        throw;
+    }
+    release(r.code != 0);
     check(r);
 }
+
+// Launched with more threads per block than any device allows: the launch itself fails.
+__global__ void never_runs() {}
 
 constexpr unsigned threads = 256;
 inline unsigned blocks_for(size_t n) { return (unsigned)((n + threads - 1) / threads); }
@@ -150,6 +186,7 @@ int cuzk_cuda_quotient(int ordinal, void* stream, fr_t* d_a, fr_t* d_b, fr_t* d_
                        uint32_t lg, const fr_t* z_inv, char* err, size_t err_len)
 {
     return guarded("quotient", err, err_len, [&] {
+        check_lg(lg);
         stream_view view{(cudaStream_t)stream, select_device(ordinal)};
         stream_t& s = reinterpret_cast<stream_t&>(view);
         size_t m = size_t(1) << lg;
@@ -206,11 +243,23 @@ int cuzk_cuda_ntt(int ordinal, void* stream, fr_t* d_v, uint32_t lg, bool invers
                   size_t err_len)
 {
     return guarded("NTT", err, err_len, [&] {
+        check_lg(lg);
         stream_view view{(cudaStream_t)stream, select_device(ordinal)};
         NTT::Base_dev_ptr(reinterpret_cast<stream_t&>(view), d_v, lg,
                           NTT::InputOutputOrder::NN,
                           inverse ? NTT::Direction::inverse : NTT::Direction::forward,
                           NTT::Type::standard);
+    });
+}
+
+// A kernel launch that fails (4096 threads per block is over every device's limit), for the
+// GPU checks: it proves that a failed launch comes back as an error the engine survives. The
+// error is not sticky, so the context stays usable.
+int cuzk_cuda_failing_launch(int ordinal, void* stream, char* err, size_t err_len)
+{
+    return guarded("injected kernel failure", err, err_len, [&] {
+        select_device(ordinal);
+        never_runs<<<1, 4096, 0, (cudaStream_t)stream>>>();
     });
 }
 

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
-use cuzk::engine::{Config, Engine, EngineError, JobId, Priority, Workload};
+use cuzk::engine::{Config, Engine, EngineError, ErasedBackend, JobId, Priority, Workload};
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
-use cuzk::groth16::{synthesize, verify, AbcBuffers, Assignment, Proof, Srs};
+use cuzk::groth16::{synthesize, verify, AbcBuffers, Assignment, CpuBackend, Proof, Spread, Srs};
 use rand::SeedableRng;
 
 /// Random circuits of one size sharing one SRS; each partition uses its own seed.
@@ -428,4 +428,37 @@ fn a_size_hint_keeps_first_decodes_within_the_budget_and_refuses_oversize_up_fro
         other => panic!("expected TooLarge at submit, got {other:?}"),
     }
     assert_eq!(tiny.status().srs_resident.len(), 0);
+}
+
+#[test]
+fn an_engine_over_several_backends_proves_every_partition_once_and_verified() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    // Stands in for several GPUs: the spread backend and one prover worker and finalizer per
+    // member, as `open_configured` sets up for a device list.
+    let spread = Arc::new(Spread::new(vec![CpuBackend, CpuBackend]).unwrap());
+    let config = Config {
+        prover_workers: 2,
+        ..config(2, 4)
+    };
+    let engine = Engine::open(config, Arc::clone(&spread) as Arc<dyn ErasedBackend>).unwrap();
+    assert_eq!(engine.status().backend, "cpu+cpu");
+    let jobs: Vec<_> = (0..6u64)
+        .map(|i| {
+            let w = job(120, 4, Priority::Normal, 900 + i);
+            (engine.submit(w.clone()).unwrap(), w)
+        })
+        .collect();
+    for (id, w) in jobs {
+        let proof = engine.await_job(id, None).unwrap();
+        assert!(check(&w, &proof), "job {id:?} returned a bad proof");
+    }
+    assert_eq!(
+        spread.started_per_member().iter().sum::<usize>(),
+        24,
+        "each partition was started once, on one member"
+    );
+    let status = engine.status();
+    assert_eq!((status.completed, status.failed), (6, 0));
+    assert_eq!(status.pool_free, status.pool_buffers);
+    engine.close();
 }

@@ -9,7 +9,8 @@ use serde::Deserialize;
 pub struct Config {
     /// CPU synthesis workers (default: half the cores, at least 1).
     pub synthesis_workers: usize,
-    /// Prover workers per backend (default 1).
+    /// Prover workers (default 1; `open_configured` raises it to the number of devices).
+    /// Each has a finalizer thread for `prove_finish` and verification.
     pub prover_workers: usize,
     /// a/b/c buffer sets in the pool (default: synthesis + prover workers + 1). Synthesis
     /// cannot run further ahead than this.
@@ -24,7 +25,8 @@ pub struct Config {
     /// Prover backend: "auto" (the first listed GPU when one is usable, else the CPU), "cpu",
     /// or "cuda" (fail to open without a usable GPU).
     pub backend: String,
-    /// CUDA device ordinals to use (empty: device 0). One engine proves on the first one.
+    /// CUDA device ordinals to use (empty: every device found). With several, partitions go
+    /// to the device with the fewest in flight; each device keeps its own resident SRS.
     pub devices: Vec<u32>,
     /// Retry a partition on the CPU when the GPU fails before its a/b/c buffers are released.
     pub cpu_fallback: bool,
@@ -125,6 +127,11 @@ impl Config {
                 "synthesis_workers, prover_workers and pool_buffers must be at least 1".into(),
             );
         }
+        let mut devices = self.devices.clone();
+        devices.sort_unstable();
+        if devices.windows(2).any(|w| w[0] == w[1]) {
+            return Err(format!("devices = {:?} lists a device twice", self.devices));
+        }
         if !matches!(self.backend.as_str(), "auto" | "cpu" | "cuda") {
             return Err(format!(
                 "backend = \"{}\": expected \"auto\", \"cpu\" or \"cuda\"",
@@ -171,5 +178,7 @@ mod tests {
             ..Config::default()
         };
         assert!(bad.validate().unwrap_err().contains("opencl"));
+        let twice = Config::from_toml("devices = [0, 1, 0]").unwrap();
+        assert!(twice.validate().unwrap_err().contains("twice"));
     }
 }

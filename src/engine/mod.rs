@@ -87,32 +87,57 @@ impl Inner {
     }
 }
 
-/// The backend for `config`: "cpu", "cuda" (an error without a usable device) or "auto".
-fn select_backend(config: &Config) -> Result<Arc<dyn ErasedBackend>, EngineError> {
+/// The backend for `config`: "cpu", "cuda" (an error without a usable device) or "auto";
+/// with the number of devices it spreads over (the engine runs a prover worker and a finalizer
+/// per device at least).
+fn select_backend(config: &Config) -> Result<(Arc<dyn ErasedBackend>, usize), EngineError> {
     config.validate().map_err(EngineError::Invalid)?;
     if config.backend == "cpu" {
-        return Ok(Arc::new(CpuBackend));
+        return Ok((Arc::new(CpuBackend), 1));
     }
-    let ordinal = config.devices.first().copied().unwrap_or(0);
-    match open_gpu(ordinal, config.cpu_fallback) {
-        Ok(gpu) => Ok(gpu),
+    match open_gpus(config) {
+        Ok(gpus) => Ok(gpus),
         Err(e) if config.backend == "auto" => {
             log::info!("proving on the CPU: {e}");
-            Ok(Arc::new(CpuBackend))
+            Ok((Arc::new(CpuBackend), 1))
         }
         Err(e) => Err(EngineError::Invalid(format!("backend = \"cuda\": {e}"))),
     }
 }
 
+/// Opens the configured devices: every listed one (any failure is an error), or with an empty
+/// list every device found (those that fail to open are skipped with a warning). Several
+/// devices are one [`crate::groth16::Spread`] backend.
 #[cfg(feature = "cuda")]
-fn open_gpu(ordinal: u32, cpu_fallback: bool) -> Result<Arc<dyn ErasedBackend>, String> {
-    crate::gpu::cuda::GpuBackend::open(ordinal, cpu_fallback)
-        .map(|b| Arc::new(b) as Arc<dyn ErasedBackend>)
-        .map_err(|e| e.to_string())
+fn open_gpus(config: &Config) -> Result<(Arc<dyn ErasedBackend>, usize), String> {
+    use crate::gpu::cuda::GpuBackend;
+    let listed = !config.devices.is_empty();
+    let ordinals: Vec<u32> = if listed {
+        config.devices.clone()
+    } else {
+        crate::gpu::devices().iter().map(|d| d.ordinal).collect()
+    };
+    let mut members = Vec::new();
+    for ordinal in ordinals {
+        match GpuBackend::open(ordinal, config.cpu_fallback) {
+            Ok(gpu) => members.push(gpu),
+            Err(e) if listed => return Err(e.to_string()),
+            Err(e) => log::warn!("skipping CUDA device {ordinal}: {e}"),
+        }
+    }
+    let n = members.len();
+    match n {
+        0 => Err("no usable CUDA device".into()),
+        1 => Ok((Arc::new(members.remove(0)), 1)),
+        _ => {
+            let spread = crate::groth16::Spread::new(members).map_err(|e| e.to_string())?;
+            Ok((Arc::new(spread), n))
+        }
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
-fn open_gpu(_ordinal: u32, _cpu_fallback: bool) -> Result<Arc<dyn ErasedBackend>, String> {
+fn open_gpus(_config: &Config) -> Result<(Arc<dyn ErasedBackend>, usize), String> {
     Err("this build has no CUDA backend (cargo feature `cuda`)".into())
 }
 
@@ -130,13 +155,16 @@ impl Engine {
 
     /// Opens an engine on the backend the config asks for (see [`Config::backend`]): a GPU
     /// when one is usable, else the CPU; `status().backend` says which.
-    pub fn open_configured(config: Config) -> Result<Self, EngineError> {
-        let backend = select_backend(&config)?;
+    /// With several devices the engine runs at least one prover worker per device.
+    pub fn open_configured(mut config: Config) -> Result<Self, EngineError> {
+        let (backend, devices) = select_backend(&config)?;
+        config.prover_workers = config.prover_workers.max(devices);
         Self::open(config, backend)
     }
 
     /// Opens an engine: allocates the buffer pool (charged to the budget) and starts the
-    /// synthesis workers, prover workers and finalizer.
+    /// synthesis workers, prover workers and one finalizer per prover worker (so several
+    /// devices finish partitions at the same time).
     pub fn open(config: Config, backend: Arc<dyn ErasedBackend>) -> Result<Self, EngineError> {
         config.validate().map_err(EngineError::Invalid)?;
         let pool: Vec<AbcBuffers> = (0..config.pool_buffers)
@@ -187,11 +215,17 @@ impl Engine {
         };
         let mut threads = Vec::new();
         let (tx, rx) = mpsc::channel();
-        {
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..config.prover_workers.max(1) {
             let inner = Arc::clone(&inner);
+            let rx = Arc::clone(&rx);
+            let name = match i {
+                0 => "finalizer".to_string(),
+                _ => format!("finalizer-{i}"),
+            };
             threads.push(spawn(
-                "finalizer".into(),
-                Box::new(move || workers::finalizer(inner, rx)),
+                name.clone(),
+                Box::new(move || workers::finalizer(inner, name, rx)),
             )?);
         }
         for i in 0..config.synthesis_workers {

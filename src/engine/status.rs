@@ -19,7 +19,7 @@ pub struct ClassStatus {
 /// Busy time of one worker since open.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct WorkerStatus {
-    /// "synth-0", "prover-0", "finalizer".
+    /// "synth-0", "prover-0", "finalizer" (then "finalizer-1", … with several devices).
     pub name: String,
     /// Milliseconds spent working.
     pub busy_ms: f64,

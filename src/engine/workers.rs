@@ -4,7 +4,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use log::debug;
@@ -377,8 +377,13 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, finalizer: Sender<Finishin
 }
 
 /// The finalizer: `prove_finish`, collection in partition order, verification, wake-up.
-pub fn finalizer(inner: Arc<Inner>, rx: Receiver<Finishing>) {
-    for msg in rx {
+pub fn finalizer(inner: Arc<Inner>, name: String, rx: Arc<Mutex<Receiver<Finishing>>>) {
+    loop {
+        // One finalizer at a time waits on the channel; the lock is released before the work.
+        let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        let Ok(msg) = next else {
+            return;
+        };
         let Finishing {
             key,
             pending,
@@ -402,7 +407,7 @@ pub fn finalizer(inner: Arc<Inner>, rx: Receiver<Finishing>) {
         let mut to_verify = None;
         {
             let mut st = inner.lock();
-            *st.busy_ms.entry("finalizer".into()).or_default() += fin_ms;
+            *st.busy_ms.entry(name.clone()).or_default() += fin_ms;
             st.budget.release(charged);
             let Some(job) = st.jobs.get_mut(&id) else {
                 continue;
@@ -443,7 +448,7 @@ pub fn finalizer(inner: Arc<Inner>, rx: Receiver<Finishing>) {
                 .unwrap_or_else(|p| Err(format!("verifier panicked: {}", panic_message(p))));
             let verify_ms = ms_since(t);
             let mut st = inner.lock();
-            *st.busy_ms.entry("finalizer".into()).or_default() += verify_ms;
+            *st.busy_ms.entry(name.clone()).or_default() += verify_ms;
             if let Some(job) = st.jobs.get_mut(&id) {
                 job.timings.verify_ms = verify_ms;
             }

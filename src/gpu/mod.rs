@@ -3,6 +3,7 @@
 //! Builds without the `cuda` feature, and machines without a usable device, report no devices
 //! and the engine runs on the CPU backend; `Status::backend` says which one is in use.
 
+pub mod busy;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 

@@ -12,6 +12,7 @@ pub mod msm;
 pub mod ntt;
 pub mod paramgen;
 pub mod proof;
+pub mod spread;
 pub mod srs;
 pub mod synthesis;
 pub mod test_circuits;
@@ -23,6 +24,7 @@ pub use cpu::CpuBackend;
 pub use density::Density;
 pub use error::{Groth16Error, Result};
 pub use proof::{Proof, PROOF_BYTES};
+pub use spread::Spread;
 pub use srs::Srs;
 pub use synthesis::{synthesize, ProvingCs};
 

@@ -11,6 +11,7 @@
 //! (`cpu_fallback`); a failure in `prove_finish` fails the job. Nothing panics.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -24,6 +25,7 @@ use super::device::{device_error, DeviceContext};
 use super::kernels;
 use super::pinned::PinnedBlock;
 use super::resident::{as_bytes, d2d, h2d, DeviceMem, DevicePool, ResidentSrs};
+use crate::gpu::busy::BusyClock;
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
 use crate::groth16::ntt::Domain;
 use crate::groth16::{
@@ -36,6 +38,19 @@ type ResidentMap = HashMap<usize, (Weak<Srs>, Arc<ResidentSrs>)>;
 
 const SCALAR: usize = std::mem::size_of::<Scalar>();
 
+/// Domains proved on the device: from 2^10 (smaller ones cost less on the CPU than a launch,
+/// and sppark's NTT kernels assume at least a warp of butterflies) to 2^28 (the largest its
+/// twiddle tables cover; 32 GiB PoRep is 2^27).
+const DEVICE_LG: std::ops::RangeInclusive<u32> = 10..=28;
+
+/// sppark's MSM keeps per-device state (stream counters in device globals, the device's
+/// shared streams), so MSMs on one device run one at a time across the whole process, even
+/// when several backends or engines share that device.
+fn msm_lock(ordinal: u32) -> &'static Mutex<()> {
+    static LOCKS: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
+    &LOCKS[ordinal as usize % LOCKS.len()]
+}
+
 /// Proves on one CUDA device.
 pub struct GpuBackend {
     ctx: Arc<DeviceContext>,
@@ -44,13 +59,25 @@ pub struct GpuBackend {
     /// Parameter sets resident on the device, keyed by the host SRS's address (checked with
     /// the weak pointer, so a freed and reused address never matches).
     resident: Mutex<ResidentMap>,
-    /// sppark's MSM kernels keep per-device counters: one MSM at a time per device.
-    msm_lock: Mutex<()>,
     /// Serialises prove_start's use of the copy and compute streams.
     start_lock: Mutex<()>,
     /// Per-partition device buffers, reused across partitions.
     buffers: DevicePool,
     cpu_fallback: bool,
+    /// When the device ran our kernels (for utilisation).
+    busy: BusyClock,
+    /// A kernel failure injected by the GPU checks (`InjectAt as u8`; 0: none).
+    injected: AtomicU8,
+}
+
+/// Where [`GpuBackend::inject_kernel_failure`] makes the next partition fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum InjectAt {
+    /// In `prove_start`, before the quotient (the CPU fallback may take over).
+    Start = 1,
+    /// In `prove_finish`, before the MSMs (the job fails).
+    Finish = 2,
 }
 
 /// Work carried from `prove_start` to `prove_finish`.
@@ -76,7 +103,11 @@ pub struct DevicePending {
     aux_len: usize,
     a_len: usize,
     b_len: usize,
+    /// Recorded before and after the quotient and gathers (timing events).
+    began: Event,
     done: Event,
+    /// When that work was queued (it starts about then: the stream is otherwise idle).
+    queued_at: Instant,
     randomness: Randomness,
     started: Instant,
 }
@@ -95,10 +126,36 @@ impl GpuBackend {
             buffers: DevicePool::new(&ctx),
             ctx,
             resident: Mutex::new(HashMap::new()),
-            msm_lock: Mutex::new(()),
             start_lock: Mutex::new(()),
             cpu_fallback,
+            injected: AtomicU8::new(0),
+            busy: BusyClock::new(),
         })
+    }
+
+    /// Milliseconds the device has spent running our kernels since it was opened (overlapping
+    /// work counted once): `busy_ms` over wall time is its utilisation.
+    pub fn busy_ms(&self) -> f64 {
+        self.busy.busy_ms()
+    }
+
+    /// Makes the next partition's `at` phase launch a kernel that fails (the GPU checks use
+    /// this to show a kernel failure becomes a job error, or a CPU retry, and that the engine
+    /// and the device keep working). One shot: later partitions are unaffected.
+    pub fn inject_kernel_failure(&self, at: InjectAt) {
+        self.injected.store(at as u8, Ordering::SeqCst);
+    }
+
+    /// Runs the injected failing launch if one is armed for `at`.
+    fn injected_failure(&self, at: InjectAt) -> Result<()> {
+        let armed = self
+            .injected
+            .compare_exchange(at as u8, 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+        if armed {
+            kernels::failing_launch(self.ordinal(), &self.compute_stream)?;
+        }
+        Ok(())
     }
 
     /// The device's CUDA ordinal.
@@ -121,10 +178,9 @@ impl GpuBackend {
         &self.compute_stream
     }
 
-    /// Runs `f` with this device's context current on the calling thread.
-    pub fn enter_then<T>(&self, f: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
-        self.ctx.enter()?;
-        f()
+    /// `capacity` scalars of pinned host memory (checks and benchmarks).
+    pub fn pinned_alloc(&self, capacity: usize) -> Result<PinnedBlock> {
+        PinnedBlock::alloc(&self.ctx, capacity)
     }
 
     /// The device's name.
@@ -154,7 +210,7 @@ impl GpuBackend {
             map.clear();
         }
         let t = Instant::now();
-        let dev = Arc::new(ResidentSrs::upload(&self.ctx, srs)?);
+        let dev = Arc::new(ResidentSrs::upload(&self.ctx, srs, &self.compute_stream)?);
         debug!(
             "GPU_SRS_UPLOAD device={} bytes={need} ms={:.1}",
             self.ordinal(),
@@ -164,7 +220,8 @@ impl GpuBackend {
         Ok(dev)
     }
 
-    /// Uploads a density bitmap and its per-word prefix counts; returns (bits, prefix).
+    /// Uploads a density bitmap and its per-word prefix counts on the compute stream (pageable
+    /// sources: staged before the call returns); returns (bits, prefix).
     fn upload_density(&self, d: &Density) -> Result<(DeviceMem, DeviceMem)> {
         let words = d.words();
         let mut prefix = Vec::with_capacity(words.len());
@@ -174,15 +231,21 @@ impl GpuBackend {
             acc += w.count_ones();
         }
         let bits = self.buffers.take(words.len() * 8)?;
-        h2d(bits.at(0), as_bytes(words), None)?;
+        h2d(bits.at(0), as_bytes(words), &self.compute_stream)?;
         let pre = self.buffers.take(prefix.len() * 4)?;
-        h2d(pre.at(0), as_bytes(&prefix), None)?;
+        h2d(pre.at(0), as_bytes(&prefix), &self.compute_stream)?;
         Ok((bits, pre))
     }
 
-    /// Copies one of a/b/c: asynchronously from pinned memory, else blocking.
+    /// Copies one of a/b/c: from pinned memory as DMA on the copy stream (synchronised before
+    /// the buffers are released), from pageable memory staged onto the compute stream, ahead
+    /// of the kernels that read it.
     fn upload_abc(&self, dst: u64, v: &ScalarBuf) -> Result<()> {
-        let stream = v.is_pinned().then_some(&self.copy_stream);
+        let stream = if v.is_pinned() {
+            &self.copy_stream
+        } else {
+            &self.compute_stream
+        };
         h2d(dst, as_bytes(v), stream)
     }
 
@@ -213,9 +276,9 @@ impl GpuBackend {
 
         let ni = asg.inputs.len();
         let aux = self.buffers.take(asg.aux.len() * SCALAR)?;
-        h2d(aux.at(0), as_bytes(&asg.aux), None)?;
+        h2d(aux.at(0), as_bytes(&asg.aux), &self.compute_stream)?;
         let inputs = self.buffers.take(ni * SCALAR)?;
-        h2d(inputs.at(0), as_bytes(&asg.inputs), None)?;
+        h2d(inputs.at(0), as_bytes(&asg.inputs), &self.compute_stream)?;
         let a_len = ni + asg.a_aux_density.count_ones();
         let b_in = asg.b_input_density.count_ones();
         let b_len = b_in + asg.b_aux_density.count_ones();
@@ -230,6 +293,11 @@ impl GpuBackend {
             .ok_or_else(|| Groth16Error::InvalidParams("z vanishes on the coset".into()))?;
         let s = &self.compute_stream;
         let ord = self.ordinal();
+        self.injected_failure(InjectAt::Start)?;
+        let event = || Event::new(EventFlags::DEFAULT).map_err(|e| device_error("event", e));
+        let (began, done) = (event()?, event()?);
+        let queued_at = Instant::now();
+        began.record(s).map_err(|e| device_error("event", e))?;
         kernels::quotient(ord, s, da, db, dc, n, domain_log(m), &z_inv)?;
         // A's scalars: every input, then the aux variables in A. B's: the inputs in B, then
         // the aux variables in B.
@@ -262,7 +330,6 @@ impl GpuBackend {
             ba_pre.at(0),
             aux_n,
         )?;
-        let done = Event::new(EventFlags::DISABLE_TIMING).map_err(|e| device_error("event", e))?;
         done.record(s).map_err(|e| device_error("event", e))?;
         debug!(
             "GPU_TIMING phase=start device={ord} m={m} pinned={} h2d_ms={h2d_ms:.1} \
@@ -283,7 +350,9 @@ impl GpuBackend {
             aux_len: aux_n,
             a_len,
             b_len,
+            began,
             done,
+            queued_at,
             randomness,
             started,
         })
@@ -294,22 +363,43 @@ impl GpuBackend {
         p.done
             .synchronize()
             .map_err(|e| device_error("waiting for the quotient", e))?;
-        let t = Instant::now();
+        let quotient_ms = p
+            .done
+            .elapsed_time_f32(&p.began)
+            .map_err(|e| device_error("quotient timing", e))? as f64;
+        self.busy.add(p.queued_at, quotient_ms);
+        self.injected_failure(InjectAt::Finish)?;
         let ord = self.ordinal();
         let r = &p.resident;
-        let (h, l, a, b1, b2) = {
-            let _one_msm_at_a_time = self.msm_lock.lock().unwrap_or_else(|e| e.into_inner());
-            (
-                kernels::msm_g1(ord, r.h.at(0), p.abc.at(0), p.h_len)?,
-                kernels::msm_g1(ord, r.l.at(0), p.aux.at(0), p.aux_len)?,
-                kernels::msm_g1(ord, r.a.at(0), p.a_scalars.at(0), p.a_len)?,
-                kernels::msm_g1(ord, r.b_g1.at(0), p.b_scalars.at(0), p.b_len)?,
-                kernels::msm_g2(ord, r.b_g2.at(0), p.b_scalars.at(0), p.b_len)?,
-            )
+        let mut msm_ms = [0f64; 5];
+        let mut timed = |k: usize, t: Instant| {
+            msm_ms[k] = t.elapsed().as_secs_f64() * 1e3;
+            self.busy.add(t, msm_ms[k]);
         };
+        let (h, l, a, b1, b2) = {
+            let _one_msm_at_a_time = msm_lock(ord).lock().unwrap_or_else(|e| e.into_inner());
+            let t = Instant::now();
+            let h = kernels::msm_g1(ord, r.h.at(0), p.abc.at(0), p.h_len)?;
+            timed(0, t);
+            let t = Instant::now();
+            let l = kernels::msm_g1(ord, r.l.at(0), p.aux.at(0), p.aux_len)?;
+            timed(1, t);
+            let t = Instant::now();
+            let a = kernels::msm_g1(ord, r.a.at(0), p.a_scalars.at(0), p.a_len)?;
+            timed(2, t);
+            let t = Instant::now();
+            let b1 = kernels::msm_g1(ord, r.b_g1.at(0), p.b_scalars.at(0), p.b_len)?;
+            timed(3, t);
+            let t = Instant::now();
+            let b2 = kernels::msm_g2(ord, r.b_g2.at(0), p.b_scalars.at(0), p.b_len)?;
+            timed(4, t);
+            (h, l, a, b1, b2)
+        };
+        let [h_ms, l_ms, a_ms, b1_ms, b2_ms] = msm_ms;
         debug!(
-            "GPU_TIMING phase=finish device={ord} msm_ms={:.1} total_ms={:.1}",
-            t.elapsed().as_secs_f64() * 1e3,
+            "GPU_TIMING phase=finish device={ord} quotient_ms={quotient_ms:.2} msm_h_ms={h_ms:.2} \
+             msm_l_ms={l_ms:.2} msm_a_ms={a_ms:.2} msm_b_g1_ms={b1_ms:.2} msm_b_g2_ms={b2_ms:.2} \
+             total_ms={:.1}",
             p.started.elapsed().as_secs_f64() * 1e3
         );
         let proof = assemble(&p.srs, p.randomness, a, b1, b2, h, l);
@@ -347,6 +437,15 @@ impl ProverBackend for GpuBackend {
         assignment.check_shape()?;
         let domain = Domain::for_size(assignment.num_constraints())?;
         check_srs_fits(&assignment, srs, &domain)?;
+        let lg = domain_log(domain.size());
+        if !DEVICE_LG.contains(&lg) {
+            debug!("domain 2^{lg} is proved on the CPU (device range 2^10..=2^28)");
+            let started = CpuBackend.prove_start(assignment, srs, randomness)?;
+            return Ok(Started {
+                pending: GpuPending::Cpu(Box::new(started.pending)),
+                released: started.released,
+            });
+        }
         match self.start_on_device(&assignment, srs, randomness) {
             Ok(pending) => {
                 let Assignment { mut abc, .. } = assignment;
@@ -383,9 +482,7 @@ impl ProverBackend for GpuBackend {
             return AbcBuffers::default();
         }
         let pinned = || -> Result<ScalarBuf> {
-            self.ctx.enter()?;
-            let block = PinnedBlock::alloc(constraints)
-                .map_err(|e| device_error("pinned host memory", e))?;
+            let block = PinnedBlock::alloc(&self.ctx, constraints)?;
             Ok(ScalarBuf::in_block(Box::new(block)))
         };
         match (pinned(), pinned(), pinned()) {

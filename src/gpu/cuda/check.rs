@@ -11,10 +11,9 @@ use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 use rand::SeedableRng;
 
-use super::backend::GpuBackend;
+use super::backend::{GpuBackend, InjectAt};
 use super::kernels;
-use super::pinned::PinnedBlock;
-use super::resident::{as_bytes, h2d};
+use super::resident::{as_bytes, h2d, h2d_blocking};
 use crate::engine::{Config, Engine, Workload};
 use crate::groth16::paramgen;
 use crate::groth16::test_circuits::{RandomCircuit, Shape};
@@ -136,7 +135,80 @@ pub fn check(
     record("device out-of-memory is an error", oom.is_err());
     let again = random_circuit_matches(&gpu, Shape::Mixed, 12).unwrap_or(false);
     record("device keeps proving after the errors", again);
+    drop(gpu);
+
+    for (name, passed) in kernel_failures(devices[0].ordinal, &data, params_dir)? {
+        record(&name, passed);
+    }
     Ok(ok)
+}
+
+/// Kernel failures injected into engines proving the test data's WinningPoSt on the GPU: in `prove_start`
+/// without the CPU fallback (the job fails with the device's message), in `prove_start` with it
+/// (the CPU proves the partition), in `prove_finish` (the job fails); after each, the same
+/// engine proves the next job on the GPU and filecoin-proofs' verifier accepts it.
+fn kernel_failures(
+    ordinal: u32,
+    data: &TestData,
+    params_dir: &std::path::Path,
+) -> Res<Vec<(String, bool)>> {
+    let workload = || -> Res<Arc<FilecoinWorkload>> {
+        Ok(FilecoinWorkload::new(
+            data.winning_request()?,
+            params_dir.to_path_buf(),
+        ))
+    };
+    // Proves one job; Ok(verdict of filecoin-proofs' verifier) or the job's error.
+    let prove = |engine: &Engine| -> Res<Result<bool, String>> {
+        let w = workload()?;
+        Ok(match engine.prove(Arc::clone(&w) as Arc<dyn Workload>) {
+            Ok(proof) => Ok(w.request().verify(&proof).unwrap_or(false)),
+            Err(e) => Err(e.to_string()),
+        })
+    };
+    let mut results = Vec::new();
+    for (at, fallback) in [
+        (InjectAt::Start, false),
+        (InjectAt::Start, true),
+        (InjectAt::Finish, true),
+    ] {
+        let gpu = Arc::new(GpuBackend::open(ordinal, fallback)?);
+        let config = Config {
+            synthesis_workers: 2,
+            pool_buffers: 2,
+            cpu_fallback: fallback,
+            ..Config::default()
+        };
+        let engine = Engine::open(
+            config,
+            Arc::clone(&gpu) as Arc<dyn crate::engine::ErasedBackend>,
+        )?;
+        gpu.inject_kernel_failure(at);
+        let first = prove(&engine)?;
+        println!("CHECK kernel failure at {at:?} (cpu_fallback={fallback}): {first:?}");
+        let expected = match (at, fallback) {
+            (InjectAt::Start, true) => first == Ok(true),
+            _ => first.is_err_and(|e| e.contains("injected kernel failure")),
+        };
+        let what = if fallback && at == InjectAt::Start {
+            "is retried on the CPU"
+        } else {
+            "fails the job with the device's message"
+        };
+        results.push((
+            format!("kernel failure in {at:?} (cpu_fallback={fallback}) {what}"),
+            expected,
+        ));
+        let next = prove(&engine)?;
+        println!("CHECK next job after the failure: {next:?}");
+        let served = next == Ok(true);
+        results.push((
+            format!("engine proves the next job after a kernel failure in {at:?}"),
+            served,
+        ));
+        engine.close();
+    }
+    Ok(results)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -169,7 +241,7 @@ pub fn bench(
 
     // H2D: the same 1 GiB from pinned and from pageable memory.
     let n = (1usize << 30) / 32;
-    let pinned = gpu.enter_then(|| PinnedBlock::alloc(n).map_err(|e| anyhow::anyhow!("{e}")))?;
+    let pinned = gpu.pinned_alloc(n)?;
     // SAFETY: the block holds n scalars; zero is a valid scalar.
     unsafe { std::ptr::write_bytes(pinned.as_mut_ptr(), 0, n) };
     // SAFETY: initialised just above.
@@ -177,12 +249,13 @@ pub fn bench(
     let pageable = vec![Scalar::ZERO; n];
     let dst = gpu.device_alloc(n * 32)?;
     let stream = gpu.copy_stream();
+    // Both timed to the end of the device-side copy.
     let ours = time_ms(5, || {
-        h2d(dst.at(0), as_bytes(pinned_slice), Some(stream))?;
-        stream.synchronize()?;
-        Ok(())
+        Ok(h2d_blocking(dst.at(0), as_bytes(pinned_slice), stream)?)
     })?;
-    let base = time_ms(5, || Ok(h2d(dst.at(0), as_bytes(&pageable), None)?))?;
+    let base = time_ms(5, || {
+        Ok(h2d_blocking(dst.at(0), as_bytes(&pageable), stream)?)
+    })?;
     println!(
         "BENCH gpu/h2d ours={ours:.1} base={base:.1} speedup={:.2} runs=5 gbps={:.2} base_gbps={:.2}",
         base / ours,
@@ -202,7 +275,8 @@ pub fn bench(
                 .collect()
         };
         let d_s = gpu.device_alloc(m * 32)?;
-        h2d(d_s.at(0), as_bytes(&scalars), None)?;
+        let cs = gpu.compute_stream();
+        h2d_blocking(d_s.at(0), as_bytes(&scalars), cs)?;
         if lg != 24 {
             let ms = time_ms(3, || {
                 kernels::ntt(ord, gpu.compute_stream(), d_s.at(0), lg, false)?;
@@ -213,7 +287,7 @@ pub fn bench(
                 "BENCH gpu/ntt-n{lg} ours={ms:.2} base=NA speedup=NA runs=3 points_per_s={:.3e}",
                 m as f64 / (ms / 1e3)
             );
-            h2d(d_s.at(0), as_bytes(&scalars), None)?;
+            h2d_blocking(d_s.at(0), as_bytes(&scalars), cs)?;
         }
         // 2^16 distinct points, tiled to m.
         let distinct = 1usize << 16;
@@ -227,8 +301,9 @@ pub fn bench(
         G1Projective::batch_normalize(&proj, &mut affine);
         let d_p = gpu.device_alloc(m * 96)?;
         for chunk in 0..m / distinct {
-            h2d(d_p.at(chunk * distinct * 96), as_bytes(&affine), None)?;
+            h2d(d_p.at(chunk * distinct * 96), as_bytes(&affine), cs)?;
         }
+        cs.synchronize()?;
         let ms = time_ms(3, || {
             kernels::msm_g1(ord, d_p.at(0), d_s.at(0), m)?;
             Ok(())
@@ -248,7 +323,11 @@ pub fn bench(
         anyhow::ensure!(n > 0, "test data has no PoRep");
         data.porep_request(i % n)
     };
-    let run = |backend: Arc<dyn crate::engine::ErasedBackend>| -> Res<(f64, f64)> {
+    // (wall ms, prover+finalizer busy / wall) for `stream_jobs` partitions after one warm-up
+    // job (SRS upload, pools); `device_busy` reads the device's busy clock, if any.
+    let run = |backend: Arc<dyn crate::engine::ErasedBackend>,
+               device_busy: &dyn Fn() -> f64|
+     -> Res<(f64, f64, f64)> {
         let config = Config {
             synthesis_workers: 4,
             pool_buffers: 4,
@@ -260,6 +339,10 @@ pub fn bench(
         engine.preload_srs(&crate::proofs::workload::srs_key(kind), || {
             crate::proofs::workload::load_kind(kind, params_dir)
         })?;
+        let warm_up = FilecoinWorkload::new(porep(0)?, params_dir.to_path_buf());
+        engine.prove(warm_up as Arc<dyn Workload>)?;
+        let workers_before = workers_busy(&engine);
+        let device_before = device_busy();
         let t = Instant::now();
         let ids: Vec<_> = (0..stream_jobs)
             .map(|i| {
@@ -271,21 +354,18 @@ pub fn bench(
             engine.await_job(id, None)?;
         }
         let wall = t.elapsed().as_secs_f64() * 1e3;
-        let st = engine.status();
-        let busy: f64 = st
-            .workers
-            .iter()
-            .filter(|w| w.name.starts_with("prover") || w.name == "finalizer")
-            .map(|w| w.busy_ms)
-            .sum();
+        let workers = (workers_busy(&engine) - workers_before) / wall;
+        let device = (device_busy() - device_before) / wall;
         engine.close();
-        Ok((wall, busy / wall))
+        Ok((wall, workers, device))
     };
-    let (ours, util) = run(Arc::new(GpuBackend::open(ord, false)?))?;
-    let (base, _) = run(Arc::new(CpuBackend))?;
+    let gpu_backend = Arc::new(GpuBackend::open(ord, false)?);
+    let busy_clock = Arc::clone(&gpu_backend);
+    let (ours, workers_util, util) = run(gpu_backend, &move || busy_clock.busy_ms())?;
+    let (base, _, _) = run(Arc::new(CpuBackend), &|| 0.0)?;
     println!(
         "BENCH gpu/stream-porep-2k ours={ours:.1} base={base:.1} speedup={:.2} runs=1 util={util:.2} \
-         partitions_per_min={:.1}",
+         worker_util={workers_util:.2} partitions_per_min={:.1}",
         base / ours,
         stream_jobs as f64 / (ours / 60e3)
     );
@@ -296,6 +376,17 @@ pub fn bench(
         "BENCH gpu/vs-supraseal ours=NA base=NA speedup=NA runs=0 (built without the supraseal feature)"
     );
     Ok(())
+}
+
+/// Busy milliseconds of the engine's prover workers and finalizers together.
+fn workers_busy(engine: &Engine) -> f64 {
+    engine
+        .status()
+        .workers
+        .iter()
+        .filter(|w| w.name.starts_with("prover") || w.name.starts_with("finalizer"))
+        .map(|w| w.busy_ms)
+        .sum()
 }
 
 /// `gpu/vs-supraseal`: the same `jobs` PoRep 2 KiB assignments and (r, s) proved by our GPU

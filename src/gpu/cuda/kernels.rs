@@ -60,6 +60,12 @@ extern "C" {
         err: *mut c_char,
         err_len: usize,
     ) -> c_int;
+    fn cuzk_cuda_failing_launch(
+        ordinal: c_int,
+        stream: *mut c_void,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
 }
 
 /// The raw handle of a stream `cust` owns.
@@ -196,4 +202,11 @@ pub fn ntt(
 ) -> Result<(), Groth16Error> {
     // SAFETY: a live device buffer of 2^lg scalars and a live stream.
     checked(|e, l| unsafe { cuzk_cuda_ntt(ordinal as c_int, raw(stream), d_v, lg, inverse, e, l) })
+}
+
+/// A kernel launch that fails on purpose (a block larger than any device allows), so the GPU
+/// checks can show a failed kernel surfaces as an error and the device keeps working.
+pub fn failing_launch(ordinal: u32, stream: &Stream) -> Result<(), Groth16Error> {
+    // SAFETY: a live stream; the kernel never runs.
+    checked(|e, l| unsafe { cuzk_cuda_failing_launch(ordinal as c_int, raw(stream), e, l) })
 }

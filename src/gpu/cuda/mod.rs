@@ -11,4 +11,4 @@ pub mod resident;
 #[cfg(feature = "supraseal")]
 pub mod supraseal;
 
-pub use backend::{GpuBackend, GpuPending};
+pub use backend::{GpuBackend, GpuPending, InjectAt};

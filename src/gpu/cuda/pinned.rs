@@ -1,12 +1,17 @@
 //! Page-locked host memory from `cust` for the engine's a/b/c pool, so the device copies
 //! a/b/c with asynchronous DMA at full PCIe speed instead of through a driver staging buffer.
 
+use std::sync::Arc;
+
 use blstrs::Scalar;
 
-use crate::groth16::HostBlock;
+use super::device::{device_error, DeviceContext};
+use crate::groth16::{Groth16Error, HostBlock};
 
-/// A block of pinned host memory holding `capacity` scalars, freed on drop.
+/// A block of pinned host memory holding `capacity` scalars, freed on drop (with the context
+/// it was allocated in made current: freeing needs one, and the dropping thread may have none).
 pub struct PinnedBlock {
+    ctx: Arc<DeviceContext>,
     ptr: *mut Scalar,
     capacity: usize,
 }
@@ -18,12 +23,19 @@ unsafe impl Send for PinnedBlock {}
 unsafe impl Sync for PinnedBlock {}
 
 impl PinnedBlock {
-    /// Allocates `capacity` scalars of pinned memory (a context must be current).
-    pub fn alloc(capacity: usize) -> Result<Self, cust::error::CudaError> {
+    /// Allocates `capacity` scalars of pinned memory in `ctx` (usable by every device of the
+    /// process: page-locked allocations are portable under unified addressing).
+    pub fn alloc(ctx: &Arc<DeviceContext>, capacity: usize) -> Result<Self, Groth16Error> {
+        ctx.enter()?;
         // SAFETY: allocation only; the memory is written before it is read (ScalarBuf tracks
         // the initialised length).
-        let ptr = unsafe { cust::memory::cuda_malloc_locked::<Scalar>(capacity.max(1))? };
-        Ok(Self { ptr, capacity })
+        let ptr = unsafe { cust::memory::cuda_malloc_locked::<Scalar>(capacity.max(1)) }
+            .map_err(|e| device_error("pinned host memory", e))?;
+        Ok(Self {
+            ctx: Arc::clone(ctx),
+            ptr,
+            capacity,
+        })
     }
 }
 
@@ -43,6 +55,10 @@ impl HostBlock for PinnedBlock {
 
 impl Drop for PinnedBlock {
     fn drop(&mut self) {
+        if let Err(e) = self.ctx.enter() {
+            log::warn!("freeing pinned memory: {e}");
+            return;
+        }
         // SAFETY: allocated by cuda_malloc_locked and freed once.
         if let Err(e) = unsafe { cust::memory::cuda_free_locked(self.ptr) } {
             log::warn!("freeing pinned memory failed: {e}");

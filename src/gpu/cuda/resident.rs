@@ -67,30 +67,38 @@ pub fn as_bytes<T>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
-/// Copies `src` to device address `dst`. With `stream` the copy is asynchronous (the caller
-/// synchronises before touching `src` again; `src` should be pinned memory), else it blocks.
-pub fn h2d(
-    dst: u64,
-    src: &[u8],
-    stream: Option<&cust::stream::Stream>,
-) -> Result<(), Groth16Error> {
+/// Copies `src` to device address `dst` on `stream`, ordered with the stream's other work.
+/// From pinned memory the copy is asynchronous DMA (the caller keeps `src` untouched until the
+/// stream has passed it); from pageable memory the driver stages `src` before returning, so
+/// it may be reused at once, and the device-side copy still completes in stream order. (A
+/// synchronous copy on the legacy stream would not be ordered before work on our
+/// non-blocking streams: kernels could read a stale tail.)
+pub fn h2d(dst: u64, src: &[u8], stream: &cust::stream::Stream) -> Result<(), Groth16Error> {
     if src.is_empty() {
         return Ok(());
     }
     // SAFETY: dst is a live allocation of at least src.len() bytes (callers size it so);
-    // src is valid for reads of its length.
+    // src is valid for reads of its length, and callers keep pinned sources alive until the
+    // stream has passed the copy.
     let r = unsafe {
-        match stream {
-            Some(s) => {
-                cust::sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr().cast(), src.len(), s.as_inner())
-            }
-            None => cust::sys::cuMemcpyHtoD_v2(dst, src.as_ptr().cast(), src.len()),
-        }
+        cust::sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr().cast(), src.len(), stream.as_inner())
     };
     if r != cust::sys::cudaError_enum::CUDA_SUCCESS {
         return Err(device_error("host-to-device copy", format!("{r:?}")));
     }
     Ok(())
+}
+
+/// [`h2d`], then waits for `stream` to finish.
+pub fn h2d_blocking(
+    dst: u64,
+    src: &[u8],
+    stream: &cust::stream::Stream,
+) -> Result<(), Groth16Error> {
+    h2d(dst, src, stream)?;
+    stream
+        .synchronize()
+        .map_err(|e| device_error("host-to-device copy", e))
 }
 
 /// Copies `bytes` between device addresses on `stream`.
@@ -138,11 +146,15 @@ impl ResidentSrs {
             + std::mem::size_of_val(&srs.b_g2[..])) as u64
     }
 
-    /// Uploads the five queries (blocking).
-    pub fn upload(ctx: &Arc<DeviceContext>, srs: &Srs) -> Result<Self, Groth16Error> {
+    /// Uploads the five queries on `stream` and waits for the copies.
+    pub fn upload(
+        ctx: &Arc<DeviceContext>,
+        srs: &Srs,
+        stream: &cust::stream::Stream,
+    ) -> Result<Self, Groth16Error> {
         let put = |bytes: &[u8]| -> Result<DeviceMem, Groth16Error> {
             let mem = DeviceMem::alloc(ctx, bytes.len())?;
-            h2d(mem.at(0), bytes, None)?;
+            h2d_blocking(mem.at(0), bytes, stream)?;
             Ok(mem)
         };
         Ok(Self {
