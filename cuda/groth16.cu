@@ -58,10 +58,15 @@ int guarded(const char* what, char* err, size_t err_len, F body)
         if (e != cudaSuccess) return report((int)e, what, cudaGetErrorString(e), err, err_len);
         return 0;
     } catch (const cuda_error& e) {
+        // A failed runtime call stays the thread's "last error" until read: clear it, or the
+        // next, unrelated check on this thread (ours or sppark's) would fail with it.
+        (void)cudaGetLastError();
         return report(e.code(), what, e.what(), err, err_len);
     } catch (const std::exception& e) {
+        (void)cudaGetLastError();
         return report(-1, what, e.what(), err, err_len);
     } catch (...) {
+        (void)cudaGetLastError();
         return report(-1, what, "unknown exception", err, err_len);
     }
 }
@@ -175,6 +180,13 @@ extern "C" {
 int cuzk_cuda_pool_size(int* count, char* err, size_t err_len)
 {
     return guarded("device pool", err, err_len, [&] { *count = (int)ngpus(); });
+}
+
+// Checks that sppark can use device `ordinal` (compute capability 7+, cooperative launch), so
+// a device it would refuse is refused when the backend opens, not at every partition.
+int cuzk_cuda_check_device(int ordinal, char* err, size_t err_len)
+{
+    return guarded("device check", err, err_len, [&] { select_device(ordinal); });
 }
 
 // Computes the coefficients of h = (a*b - c)/z in place in d_a, on `stream`.

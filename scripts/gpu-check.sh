@@ -29,7 +29,7 @@ step "$cuzk" gpu devices
 step "$cuzk" params generate all-2k
 step "$cuzk" testdata generate --dir "$CUZK_CACHE/testdata-2k"
 step timeout 240 "$cuzk" gpu check --max-lg "${MAX_LG:-22}" --testdata "$CUZK_CACHE/testdata-2k"
-step timeout 180 "$cuzk" gpu bench --max-lg "${BENCH_MAX_LG:-26}" --testdata "$CUZK_CACHE/testdata-2k"
+step timeout 200 "$cuzk" gpu bench --max-lg "${BENCH_MAX_LG:-26}" --testdata "$CUZK_CACHE/testdata-2k"
 grep -E "^(CHECK|BENCH)" "$log" | tee "$out/summary.txt"
 echo "gpu-check: $( [ $status -eq 0 ] && echo ok || echo FAILED ) (log: $log)"
 exit $status

@@ -9,7 +9,10 @@ use blstrs::Bls12;
 use cuzk::engine::{Config, Engine, EngineError, ErasedBackend, JobId, Priority, Workload};
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
-use cuzk::groth16::{synthesize, verify, AbcBuffers, Assignment, CpuBackend, Proof, Spread, Srs};
+use cuzk::groth16::{
+    synthesize, verify, AbcBuffers, Assignment, CpuBackend, Proof, ProverBackend, Randomness,
+    Spread, Srs, Started,
+};
 use rand::SeedableRng;
 
 /// Random circuits of one size sharing one SRS; each partition uses its own seed.
@@ -460,5 +463,53 @@ fn an_engine_over_several_backends_proves_every_partition_once_and_verified() {
     let status = engine.status();
     assert_eq!((status.completed, status.failed), (6, 0));
     assert_eq!(status.pool_free, status.pool_buffers);
+    engine.close();
+}
+
+/// The CPU backend dressed as a device that reports kernel busy time.
+struct ReportsDeviceTime;
+
+impl ProverBackend for ReportsDeviceTime {
+    type Pending = <CpuBackend as ProverBackend>::Pending;
+    fn name(&self) -> String {
+        "fake:0".into()
+    }
+    fn prove_start(
+        &self,
+        assignment: Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> cuzk::groth16::Result<Started<Self::Pending>> {
+        CpuBackend.prove_start(assignment, srs, randomness)
+    }
+    fn prove_finish(&self, pending: Self::Pending) -> cuzk::groth16::Result<Proof> {
+        CpuBackend.prove_finish(pending)
+    }
+    fn device_busy_ms(&self) -> Vec<(String, f64)> {
+        vec![("fake:0".into(), 1.5)]
+    }
+}
+
+#[test]
+fn status_reports_device_busy_time_per_device_and_none_on_the_cpu() {
+    let cpu = Engine::open_cpu(config(1, 2)).unwrap();
+    assert!(cpu.status().devices.is_empty());
+    cpu.close();
+    let spread = Spread::new(vec![ReportsDeviceTime, ReportsDeviceTime]).unwrap();
+    let engine = Engine::open(config(1, 2), Arc::new(spread)).unwrap();
+    let w = job(120, 1, Priority::Normal, 7);
+    let proof = engine.prove(w.clone()).unwrap();
+    assert!(check(&w, &proof));
+    let status = engine.status();
+    let devices: Vec<(&str, f64)> = status
+        .devices
+        .iter()
+        .map(|d| (d.name.as_str(), d.busy_ms))
+        .collect();
+    assert_eq!(devices, vec![("fake:0", 1.5), ("fake:0", 1.5)]);
+    assert!(status.devices[0].utilisation > 0.0);
+    assert!(status
+        .to_prometheus()
+        .contains("cuzk_device_utilisation{device=\"fake:0\"}"));
     engine.close();
 }

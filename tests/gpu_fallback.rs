@@ -30,7 +30,9 @@ fn auto_backend_falls_back_to_the_cpu_without_a_gpu_and_proves() {
     if devices.is_empty() {
         assert_eq!(backend, "cpu", "no GPU: the CPU backend is used");
     } else {
-        assert_eq!(backend, format!("cuda:{}", devices[0].ordinal));
+        // Every device found, listed once: "cuda:0" or "cuda:0,1,…".
+        let ordinals: Vec<String> = devices.iter().map(|d| d.ordinal.to_string()).collect();
+        assert_eq!(backend, format!("cuda:{}", ordinals.join(",")));
     }
     // The engine proves on that backend; filecoin-proofs' verifier accepts the result.
     let fx = common::fixture();

@@ -24,6 +24,12 @@ pub trait ErasedBackend: Send + Sync {
     /// a/b/c buffers for `constraints` constraints, in the memory this backend uploads from
     /// fastest (pinned for a GPU).
     fn alloc_buffers(&self, constraints: usize) -> AbcBuffers;
+    /// Per device: name and milliseconds its kernels ran (empty for the CPU).
+    fn device_busy_ms(&self) -> Vec<(String, f64)>;
+    /// Independent finishing lanes (devices); see [`ProverBackend::lanes`].
+    fn lanes(&self) -> usize;
+    /// The lane that must finish `pending` (0 for pending work of another backend).
+    fn lane(&self, pending: &ErasedPending) -> usize;
 }
 
 impl<B> ErasedBackend for B
@@ -54,5 +60,20 @@ where
 
     fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
         ProverBackend::alloc_buffers(self, constraints)
+    }
+
+    fn device_busy_ms(&self) -> Vec<(String, f64)> {
+        ProverBackend::device_busy_ms(self)
+    }
+
+    fn lanes(&self) -> usize {
+        ProverBackend::lanes(self).max(1)
+    }
+
+    fn lane(&self, pending: &ErasedPending) -> usize {
+        pending
+            .downcast_ref::<B::Pending>()
+            .map_or(0, |p| ProverBackend::lane(self, p))
+            .min(ErasedBackend::lanes(self) - 1)
     }
 }

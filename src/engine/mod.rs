@@ -155,16 +155,24 @@ impl Engine {
 
     /// Opens an engine on the backend the config asks for (see [`Config::backend`]): a GPU
     /// when one is usable, else the CPU; `status().backend` says which.
-    /// With several devices the engine runs at least one prover worker per device.
+    /// With several devices the engine runs at least one prover worker per device (and a pool
+    /// left at its default size, synthesis + prover workers + 1, grows with them).
     pub fn open_configured(mut config: Config) -> Result<Self, EngineError> {
         let (backend, devices) = select_backend(&config)?;
-        config.prover_workers = config.prover_workers.max(devices);
+        if devices > config.prover_workers {
+            let default_pool = config.synthesis_workers + config.prover_workers + 1;
+            if config.pool_buffers == default_pool {
+                config.pool_buffers += devices - config.prover_workers;
+            }
+            config.prover_workers = devices;
+        }
         Self::open(config, backend)
     }
 
     /// Opens an engine: allocates the buffer pool (charged to the budget) and starts the
-    /// synthesis workers, prover workers and one finalizer per prover worker (so several
-    /// devices finish partitions at the same time).
+    /// synthesis workers, prover workers and finalizers: one queue per backend lane (device)
+    /// with prover_workers / lanes finalizers each (at least one), so several devices finish
+    /// partitions at the same time.
     pub fn open(config: Config, backend: Arc<dyn ErasedBackend>) -> Result<Self, EngineError> {
         config.validate().map_err(EngineError::Invalid)?;
         let pool: Vec<AbcBuffers> = (0..config.pool_buffers)
@@ -214,19 +222,28 @@ impl Engine {
                 .map_err(|e| EngineError::Invalid(format!("cannot start thread {name}: {e}")))
         };
         let mut threads = Vec::new();
-        let (tx, rx) = mpsc::channel();
-        let rx = Arc::new(Mutex::new(rx));
-        for i in 0..config.prover_workers.max(1) {
-            let inner = Arc::clone(&inner);
-            let rx = Arc::clone(&rx);
-            let name = match i {
-                0 => "finalizer".to_string(),
-                _ => format!("finalizer-{i}"),
-            };
-            threads.push(spawn(
-                name.clone(),
-                Box::new(move || workers::finalizer(inner, name, rx)),
-            )?);
+        // One queue per lane (device), so a partition waiting for a busy device never holds
+        // up another device's; each queue has its share of the finalizers.
+        let lanes = inner.backend.lanes();
+        let per_lane = (config.prover_workers / lanes).max(1);
+        let mut senders = Vec::with_capacity(lanes);
+        for lane in 0..lanes {
+            let (tx, rx) = mpsc::channel();
+            senders.push(tx);
+            let rx = Arc::new(Mutex::new(rx));
+            for k in 0..per_lane {
+                let i = lane * per_lane + k;
+                let inner = Arc::clone(&inner);
+                let rx = Arc::clone(&rx);
+                let name = match i {
+                    0 => "finalizer".to_string(),
+                    _ => format!("finalizer-{i}"),
+                };
+                threads.push(spawn(
+                    name.clone(),
+                    Box::new(move || workers::finalizer(inner, name, rx)),
+                )?);
+            }
         }
         for i in 0..config.synthesis_workers {
             let inner = Arc::clone(&inner);
@@ -239,13 +256,13 @@ impl Engine {
         for i in 0..config.prover_workers {
             let inner = Arc::clone(&inner);
             let name = format!("prover-{i}");
-            let tx = tx.clone();
+            let senders = senders.clone();
             threads.push(spawn(
                 name.clone(),
-                Box::new(move || workers::prover_worker(inner, name, tx)),
+                Box::new(move || workers::prover_worker(inner, name, senders)),
             )?);
         }
-        drop(tx);
+        drop(senders);
         Ok(Self {
             inner,
             threads: Mutex::new(threads),
@@ -467,6 +484,17 @@ impl Engine {
                 .iter()
                 .map(|(name, &busy)| WorkerStatus {
                     name: name.clone(),
+                    busy_ms: busy,
+                    utilisation: if wall > 0.0 { busy / wall } else { 0.0 },
+                })
+                .collect(),
+            devices: self
+                .inner
+                .backend
+                .device_busy_ms()
+                .into_iter()
+                .map(|(name, busy)| WorkerStatus {
+                    name,
                     busy_ms: busy,
                     utilisation: if wall > 0.0 { busy / wall } else { 0.0 },
                 })

@@ -40,6 +40,9 @@ pub struct Status {
     pub classes: Vec<ClassStatus>,
     /// Per worker.
     pub workers: Vec<WorkerStatus>,
+    /// Per GPU ("cuda:0"): time its kernels ran (NTTs, MSMs; overlapping work counted once)
+    /// and that over wall time since open. Empty on the CPU backend.
+    pub devices: Vec<WorkerStatus>,
     /// Buffer sets in the pool.
     pub pool_buffers: usize,
     /// Buffer sets free now.
@@ -105,6 +108,14 @@ impl Status {
             self.workers
                 .iter()
                 .map(|w| (format!("{{worker=\"{}\"}}", w.name), w.utilisation))
+                .collect(),
+        );
+        gauge(
+            "device_utilisation",
+            "GPU kernel busy time over wall time since open.",
+            self.devices
+                .iter()
+                .map(|d| (format!("{{device=\"{}\"}}", d.name), d.utilisation))
                 .collect(),
         );
         let one = |v: f64| vec![(String::new(), v)];

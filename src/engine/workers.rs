@@ -1,6 +1,6 @@
 //! The engine's threads: synthesis workers (CPU), prover workers (`prove_start` on the
-//! backend) and one finalizer (`prove_finish`, assembly, verification). Heavy work always runs
-//! outside the state lock.
+//! backend) and finalizers (`prove_finish`, assembly, verification; a queue per device).
+//! Heavy work always runs outside the state lock.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{Receiver, Sender};
@@ -295,8 +295,9 @@ pub fn synthesis_worker(inner: Arc<Inner>, name: String) {
 }
 
 /// A prover worker: runs `prove_start` on the next synthesized partition (highest class
-/// first), returns its buffers to the pool and hands the rest to the finalizer.
-pub fn prover_worker(inner: Arc<Inner>, name: String, finalizer: Sender<Finishing>) {
+/// first), returns its buffers to the pool and hands the rest to the finalizers of the
+/// partition's lane (device).
+pub fn prover_worker(inner: Arc<Inner>, name: String, finalizers: Vec<Sender<Finishing>>) {
     loop {
         let (key, synthesized, srs, kind) = {
             let mut st = inner.lock();
@@ -345,7 +346,8 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, finalizer: Sender<Finishin
                 st.return_buffers(released);
                 drop(st);
                 inner.notify_all();
-                let _ = finalizer.send(Finishing {
+                let lane = inner.backend.lane(&pending).min(finalizers.len() - 1);
+                let _ = finalizers[lane].send(Finishing {
                     key,
                     pending,
                     charged: synthesized.charged,

@@ -67,6 +67,29 @@ pub trait ProverBackend: Send + Sync {
         AbcBuffers::with_capacity(constraints)
     }
 
+    /// Device failures in a row (0 for the CPU), including those a CPU fallback absorbed: a
+    /// spread over several devices sends less work to one that keeps failing.
+    fn failures_in_a_row(&self) -> usize {
+        0
+    }
+
+    /// Independent finishing lanes (devices): pending work of different lanes can finish at
+    /// the same time, so the engine gives each lane its own finalizer queue. 1 by default.
+    fn lanes(&self) -> usize {
+        1
+    }
+
+    /// The lane (below [`ProverBackend::lanes`]) that must finish `pending`.
+    fn lane(&self, _pending: &Self::Pending) -> usize {
+        0
+    }
+
+    /// Per device this backend drives: its name and the milliseconds its kernels ran since
+    /// open (overlapping work counted once), for the engine's status. Empty for the CPU.
+    fn device_busy_ms(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+
     /// Both phases in one call, for callers that do not pipeline.
     fn prove(
         &self,

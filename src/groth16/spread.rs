@@ -13,16 +13,31 @@ use super::{
 /// A backend that spreads partitions over `members`.
 pub struct Spread<B> {
     members: Vec<B>,
-    /// Partitions between start and finish, per member.
-    in_flight: Vec<AtomicUsize>,
+    /// Partitions between start and finish, per member (decremented by [`Claim`]'s drop, so
+    /// errors, panics and dropped pending work all give the slot back).
+    in_flight: Vec<Arc<AtomicUsize>>,
+    /// `prove_start` failures in a row, per member: added to its load when choosing, so a
+    /// member that keeps failing (a broken device) stops attracting the work; reset on success.
+    failing: Vec<AtomicUsize>,
     /// Partitions started, per member (for status and tests).
     started: Vec<AtomicUsize>,
 }
 
-/// Pending work of a [`Spread`]: the member that started it and that member's pending work.
+/// One partition's slot on a member; released when dropped.
+struct Claim(Arc<AtomicUsize>);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Pending work of a [`Spread`]: the member that started it, that member's pending work, and
+/// its slot on the member.
 pub struct SpreadPending<P> {
     member: usize,
     pending: P,
+    _claim: Claim,
 }
 
 impl<B: ProverBackend> Spread<B> {
@@ -35,7 +50,11 @@ impl<B: ProverBackend> Spread<B> {
         }
         let counters = || members.iter().map(|_| AtomicUsize::new(0)).collect();
         Ok(Self {
-            in_flight: counters(),
+            in_flight: members
+                .iter()
+                .map(|_| Arc::new(AtomicUsize::new(0)))
+                .collect(),
+            failing: counters(),
             started: counters(),
             members,
         })
@@ -54,37 +73,62 @@ impl<B: ProverBackend> Spread<B> {
             .collect()
     }
 
-    /// The member with the fewest partitions in flight (the first such on ties), with its
+    /// The member with the least load (partitions in flight plus failures in a row, its own
+    /// and those it absorbed with a CPU fallback; the first such on ties), with its in-flight
     /// count already raised so concurrent callers spread out.
-    fn claim(&self) -> usize {
+    fn claim(&self) -> (usize, Claim) {
         loop {
             let (member, seen) = self
                 .in_flight
                 .iter()
-                .map(|c| c.load(Ordering::SeqCst))
+                .zip(&self.failing)
+                .zip(&self.members)
+                .map(|((n, f), m)| {
+                    let failures = f.load(Ordering::SeqCst) + m.failures_in_a_row();
+                    (n.load(Ordering::SeqCst), failures)
+                })
                 .enumerate()
-                .min_by_key(|&(i, n)| (n, i))
+                .min_by_key(|&(i, (n, f))| (n.saturating_add(f), i))
+                .map(|(i, (n, _))| (i, n))
                 .expect("at least one member");
-            if self.in_flight[member]
+            let slot = &self.in_flight[member];
+            if slot
                 .compare_exchange(seen, seen + 1, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
-                return member;
+                return (member, Claim(Arc::clone(slot)));
             }
         }
-    }
-
-    fn release(&self, member: usize) {
-        self.in_flight[member].fetch_sub(1, Ordering::SeqCst);
     }
 }
 
 impl<B: ProverBackend> ProverBackend for Spread<B> {
     type Pending = SpreadPending<B::Pending>;
 
+    /// The members' names; devices of one kind are listed once ("cuda:0,1,2").
     fn name(&self) -> String {
         let names: Vec<String> = self.members.iter().map(|m| m.name()).collect();
-        names.join("+")
+        let mut out: Vec<String> = Vec::new();
+        let mut last_kind: Option<String> = None;
+        for name in names {
+            match name.split_once(':') {
+                Some((kind, id)) if last_kind.as_deref() == Some(kind) => {
+                    if let Some(prev) = out.last_mut() {
+                        prev.push(',');
+                        prev.push_str(id);
+                    }
+                }
+                Some((kind, _)) => {
+                    last_kind = Some(kind.to_string());
+                    out.push(name);
+                }
+                None => {
+                    last_kind = None;
+                    out.push(name);
+                }
+            }
+        }
+        out.join("+")
     }
 
     fn prove_start(
@@ -93,25 +137,58 @@ impl<B: ProverBackend> ProverBackend for Spread<B> {
         srs: &Arc<Srs>,
         randomness: Randomness,
     ) -> Result<Started<Self::Pending>> {
-        let member = self.claim();
-        self.started[member].fetch_add(1, Ordering::SeqCst);
+        let (member, claim) = self.claim();
         match self.members[member].prove_start(assignment, srs, randomness) {
-            Ok(Started { pending, released }) => Ok(Started {
-                pending: SpreadPending { member, pending },
-                released,
-            }),
+            Ok(Started { pending, released }) => {
+                self.failing[member].store(0, Ordering::SeqCst);
+                self.started[member].fetch_add(1, Ordering::SeqCst);
+                Ok(Started {
+                    pending: SpreadPending {
+                        member,
+                        pending,
+                        _claim: claim,
+                    },
+                    released,
+                })
+            }
             Err(e) => {
-                self.release(member);
+                self.failing[member].fetch_add(1, Ordering::SeqCst);
                 Err(e)
             }
         }
     }
 
     fn prove_finish(&self, pending: Self::Pending) -> Result<Proof> {
-        let SpreadPending { member, pending } = pending;
-        let result = self.members[member].prove_finish(pending);
-        self.release(member);
-        result
+        let SpreadPending {
+            member,
+            pending,
+            _claim,
+        } = pending;
+        self.members[member].prove_finish(pending)
+    }
+
+    fn lanes(&self) -> usize {
+        self.members.len()
+    }
+
+    fn failures_in_a_row(&self) -> usize {
+        self.members
+            .iter()
+            .zip(&self.failing)
+            .map(|(m, f)| m.failures_in_a_row() + f.load(Ordering::SeqCst))
+            .min()
+            .unwrap_or(0)
+    }
+
+    fn lane(&self, pending: &Self::Pending) -> usize {
+        pending.member
+    }
+
+    fn device_busy_ms(&self) -> Vec<(String, f64)> {
+        self.members
+            .iter()
+            .flat_map(|m| m.device_busy_ms())
+            .collect()
     }
 
     /// Buffers from the first member: pinned host memory is usable by every device of the
@@ -136,6 +213,7 @@ mod tests {
         let srs = Arc::new(Srs::from_parameters(&params));
         let spread = Spread::new(vec![CpuBackend, CpuBackend, CpuBackend]).unwrap();
         assert_eq!(spread.name(), "cpu+cpu+cpu");
+        assert_eq!(spread.lanes(), 3);
 
         // Three partitions started before any finishes land on three members; the fourth,
         // started after the second member finished, goes to it.
@@ -155,6 +233,7 @@ mod tests {
         let proof1 = spread.prove_finish(p1).unwrap();
         let p3 = start(3);
         assert_eq!(p3.member, 1, "the idle member takes the next partition");
+        assert_eq!(spread.lane(&p3), 1);
         assert_eq!(spread.started_per_member(), vec![1, 2, 1]);
 
         // Every proof is the one a single backend makes with the same r and s, and verifies.
@@ -199,13 +278,77 @@ mod tests {
             .in_flight
             .iter()
             .all(|c| c.load(Ordering::SeqCst) == 0));
-        // The next partition still goes to the first member and proves.
+        // The member that failed counts as busier: the next partition goes to the other one.
         let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
         let started = spread
             .prove_start(asg, &srs, Randomness::random(&mut rng))
             .unwrap();
-        assert_eq!(started.pending.member, 0);
+        assert_eq!(started.pending.member, 1);
         let proof = spread.prove_finish(started.pending).unwrap();
         assert!(verify(&srs, &proof, &circuit.public_inputs()));
+    }
+
+    /// The CPU backend under another name, reporting `.1` device failures in a row.
+    struct Named(&'static str, usize);
+
+    impl ProverBackend for Named {
+        type Pending = <CpuBackend as ProverBackend>::Pending;
+        fn name(&self) -> String {
+            self.0.into()
+        }
+        fn failures_in_a_row(&self) -> usize {
+            self.1
+        }
+        fn prove_start(
+            &self,
+            assignment: Assignment,
+            srs: &Arc<Srs>,
+            randomness: Randomness,
+        ) -> Result<Started<Self::Pending>> {
+            CpuBackend.prove_start(assignment, srs, randomness)
+        }
+        fn prove_finish(&self, pending: Self::Pending) -> Result<Proof> {
+            CpuBackend.prove_finish(pending)
+        }
+    }
+
+    #[test]
+    fn names_list_devices_of_one_kind_once() {
+        let name = |names: Vec<&'static str>| {
+            Spread::new(names.into_iter().map(|n| Named(n, 0)).collect())
+                .unwrap()
+                .name()
+        };
+        assert_eq!(name(vec!["cuda:0", "cuda:1", "cuda:3"]), "cuda:0,1,3");
+        assert_eq!(name(vec!["cuda:0", "cpu", "cuda:2"]), "cuda:0+cpu+cuda:2");
+        assert_eq!(name(vec!["cuda:7"]), "cuda:7");
+    }
+
+    #[test]
+    fn a_member_that_keeps_failing_gets_work_only_when_the_others_are_loaded() {
+        let circuit = RandomCircuit::new(Shape::Mixed, 100, 5);
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(3);
+        let params = paramgen::generate(circuit.clone(), &mut rng, &|_, _| {}).unwrap();
+        let srs = Arc::new(Srs::from_parameters(&params));
+        // Member 0 reports two device failures in a row (absorbed by its CPU fallback).
+        let spread = Spread::new(vec![Named("cuda:0", 2), Named("cuda:1", 0)]).unwrap();
+        // Partitions stay in flight until all four have started.
+        let pending: Vec<_> = (0..4)
+            .map(|_| {
+                let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+                spread
+                    .prove_start(asg, &srs, Randomness::random(&mut rng))
+                    .unwrap()
+                    .pending
+            })
+            .collect();
+        let members: Vec<usize> = pending.iter().map(|p| p.member).collect();
+        // Loads: (2, 0) -> 1; (2, 1) -> 1; (2, 2) -> 0 (tie, first); (3, 2) -> 1.
+        assert_eq!(members, vec![1, 1, 0, 1]);
+        assert_eq!(spread.failures_in_a_row(), 0, "member 1 is healthy");
+        for p in pending {
+            let proof = spread.prove_finish(p).unwrap();
+            assert!(verify(&srs, &proof, &circuit.public_inputs()));
+        }
     }
 }

@@ -11,7 +11,7 @@
 //! (`cpu_fallback`); a failure in `prove_finish` fails the job. Nothing panics.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -64,6 +64,9 @@ pub struct GpuBackend {
     /// Per-partition device buffers, reused across partitions.
     buffers: DevicePool,
     cpu_fallback: bool,
+    /// Device failures since the last partition started on the device (see
+    /// `ProverBackend::failures_in_a_row`).
+    failures: AtomicUsize,
     /// When the device ran our kernels (for utilisation).
     busy: BusyClock,
     /// A kernel failure injected by the GPU checks (`InjectAt as u8`; 0: none).
@@ -117,7 +120,8 @@ impl GpuBackend {
     /// partitions on the CPU when the device fails before the a/b/c buffers are released.
     pub fn open(ordinal: u32, cpu_fallback: bool) -> Result<Self> {
         let ctx = Arc::new(DeviceContext::open(ordinal)?);
-        ctx.enter()?;
+        let _current = ctx.enter()?;
+        kernels::check_device(ordinal)?;
         let stream =
             || Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| device_error("stream", e));
         Ok(Self {
@@ -130,6 +134,7 @@ impl GpuBackend {
             cpu_fallback,
             injected: AtomicU8::new(0),
             busy: BusyClock::new(),
+            failures: AtomicUsize::new(0),
         })
     }
 
@@ -176,6 +181,12 @@ impl GpuBackend {
     /// The stream the NTTs and gathers run on.
     pub fn compute_stream(&self) -> &Stream {
         &self.compute_stream
+    }
+
+    /// Makes this device's context current on the calling thread until the guard drops
+    /// (checks and benchmarks that call CUDA directly).
+    pub fn enter(&self) -> Result<super::device::CurrentGuard> {
+        self.ctx.enter()
     }
 
     /// `capacity` scalars of pinned host memory (checks and benchmarks).
@@ -257,7 +268,7 @@ impl GpuBackend {
     ) -> Result<DevicePending> {
         let started = Instant::now();
         let _streams = self.start_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.ctx.enter()?;
+        let _current = self.ctx.enter()?;
         let domain = Domain::for_size(asg.num_constraints())?;
         let m = domain.size();
         let n = asg.num_constraints();
@@ -266,12 +277,18 @@ impl GpuBackend {
         let abc = self.buffers.take(3 * m * SCALAR)?;
         let (da, db, dc) = (abc.at(0), abc.at(m * SCALAR), abc.at(2 * m * SCALAR));
         let t = Instant::now();
-        self.upload_abc(da, &asg.abc.a)?;
-        self.upload_abc(db, &asg.abc.b)?;
-        self.upload_abc(dc, &asg.abc.c)?;
-        self.copy_stream
+        let queued = self
+            .upload_abc(da, &asg.abc.a)
+            .and_then(|()| self.upload_abc(db, &asg.abc.b))
+            .and_then(|()| self.upload_abc(dc, &asg.abc.c));
+        // Always wait for the DMA, even after a failed copy: the pinned blocks go back to the
+        // pool (or to the CPU fallback) when this returns.
+        let copied = self
+            .copy_stream
             .synchronize()
-            .map_err(|e| device_error("a/b/c copy", e))?;
+            .map_err(|e| device_error("a/b/c copy", e));
+        queued?;
+        copied?;
         let h2d_ms = t.elapsed().as_secs_f64() * 1e3;
 
         let ni = asg.inputs.len();
@@ -359,14 +376,18 @@ impl GpuBackend {
     }
 
     fn finish_on_device(&self, p: DevicePending) -> Result<Proof> {
-        self.ctx.enter()?;
+        let _current = self.ctx.enter()?;
         p.done
             .synchronize()
             .map_err(|e| device_error("waiting for the quotient", e))?;
-        let quotient_ms = p
-            .done
-            .elapsed_time_f32(&p.began)
-            .map_err(|e| device_error("quotient timing", e))? as f64;
+        // A timing failure only costs the utilisation figure, never the proof.
+        let quotient_ms = p.done.elapsed_time_f32(&p.began).map_or_else(
+            |e| {
+                warn!("device {}: quotient timing: {e}", self.ordinal());
+                0.0
+            },
+            f64::from,
+        );
         self.busy.add(p.queued_at, quotient_ms);
         self.injected_failure(InjectAt::Finish)?;
         let ord = self.ordinal();
@@ -446,7 +467,14 @@ impl ProverBackend for GpuBackend {
                 released: started.released,
             });
         }
-        match self.start_on_device(&assignment, srs, randomness) {
+        let on_device = self.start_on_device(&assignment, srs, randomness);
+        match &on_device {
+            Ok(_) => self.failures.store(0, Ordering::SeqCst),
+            Err(_) => {
+                self.failures.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        match on_device {
             Ok(pending) => {
                 let Assignment { mut abc, .. } = assignment;
                 abc.clear();
@@ -472,9 +500,19 @@ impl ProverBackend for GpuBackend {
 
     fn prove_finish(&self, pending: GpuPending) -> Result<Proof> {
         match pending {
-            GpuPending::Device(p) => self.finish_on_device(*p),
+            GpuPending::Device(p) => self.finish_on_device(*p).inspect_err(|_| {
+                self.failures.fetch_add(1, Ordering::SeqCst);
+            }),
             GpuPending::Cpu(p) => CpuBackend.prove_finish(*p),
         }
+    }
+
+    fn device_busy_ms(&self) -> Vec<(String, f64)> {
+        vec![(ProverBackend::name(self), self.busy_ms())]
+    }
+
+    fn failures_in_a_row(&self) -> usize {
+        self.failures.load(Ordering::SeqCst)
     }
 
     fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {

@@ -1,6 +1,8 @@
 //! Device discovery and per-device contexts through `cust`.
 
-use cust::context::{Context, CurrentContext};
+use std::marker::PhantomData;
+
+use cust::context::Context;
 use cust::device::Device;
 use cust::CudaFlags;
 
@@ -57,7 +59,15 @@ impl DeviceContext {
             )));
         }
         let device = Device::get_device(ordinal).map_err(|e| device_error("device", e))?;
-        let context = Context::new(device).map_err(|e| device_error("context", e))?;
+        // cust makes the retained primary context current; put back what the calling thread
+        // had (it may be the host program's thread, with CUDA state of its own).
+        let mut previous = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        unsafe { cust::sys::cuCtxGetCurrent(&mut previous) };
+        let context = Context::new(device).map_err(|e| device_error("context", e));
+        // SAFETY: `previous` was current on this thread (or null) a moment ago.
+        unsafe { cust::sys::cuCtxSetCurrent(previous) };
+        let context = context?;
         Ok(Self {
             ordinal,
             name: device.name().unwrap_or_else(|_| format!("cuda:{ordinal}")),
@@ -65,14 +75,23 @@ impl DeviceContext {
         })
     }
 
-    /// Makes the context current on the calling thread (cheap; call before any CUDA work).
-    pub fn enter(&self) -> Result<(), Groth16Error> {
-        CurrentContext::set_current(&self.context).map_err(|e| device_error("set context", e))
+    /// Makes the context current on the calling thread until the guard drops, then restores
+    /// the thread's previous context (cheap; hold one around any CUDA work). Engine open and
+    /// close run on the caller's threads, whose CUDA state is not ours to change.
+    pub fn enter(&self) -> Result<CurrentGuard, Groth16Error> {
+        // SAFETY: a live context handle, retained for as long as `self` lives.
+        let r = unsafe { cust::sys::cuCtxPushCurrent_v2(self.context.as_raw()) };
+        if r != cust::sys::cudaError_enum::CUDA_SUCCESS {
+            return Err(device_error("set context", format!("{r:?}")));
+        }
+        Ok(CurrentGuard {
+            _same_thread: PhantomData,
+        })
     }
 
     /// Free and total device memory in bytes.
     pub fn memory_info(&self) -> Result<(u64, u64), Groth16Error> {
-        self.enter()?;
+        let _current = self.enter()?;
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: two valid out-pointers; a context is current.
         let r = unsafe { cust::sys::cuMemGetInfo_v2(&mut free, &mut total) };
@@ -80,5 +99,19 @@ impl DeviceContext {
             return Err(Groth16Error::Device(format!("cuMemGetInfo: {r:?}")));
         }
         Ok((free as u64, total as u64))
+    }
+}
+
+/// A context pushed on this thread by [`DeviceContext::enter`]; popped on drop (on the same
+/// thread: the guard is neither `Send` nor `Sync`).
+pub struct CurrentGuard {
+    _same_thread: PhantomData<*const ()>,
+}
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        let mut popped = std::ptr::null_mut();
+        // SAFETY: pops the context `enter` pushed on this thread.
+        unsafe { cust::sys::cuCtxPopCurrent_v2(&mut popped) };
     }
 }

@@ -60,6 +60,7 @@ extern "C" {
         err: *mut c_char,
         err_len: usize,
     ) -> c_int;
+    fn cuzk_cuda_check_device(ordinal: c_int, err: *mut c_char, err_len: usize) -> c_int;
     fn cuzk_cuda_failing_launch(
         ordinal: c_int,
         stream: *mut c_void,
@@ -202,6 +203,12 @@ pub fn ntt(
 ) -> Result<(), Groth16Error> {
     // SAFETY: a live device buffer of 2^lg scalars and a live stream.
     checked(|e, l| unsafe { cuzk_cuda_ntt(ordinal as c_int, raw(stream), d_v, lg, inverse, e, l) })
+}
+
+/// Whether sppark can use device `ordinal` (an error naming why not).
+pub fn check_device(ordinal: u32) -> Result<(), Groth16Error> {
+    // SAFETY: no pointers but the error buffer.
+    checked(|e, l| unsafe { cuzk_cuda_check_device(ordinal as c_int, e, l) })
 }
 
 /// A kernel launch that fails on purpose (a block larger than any device allows), so the GPU

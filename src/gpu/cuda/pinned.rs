@@ -26,7 +26,7 @@ impl PinnedBlock {
     /// Allocates `capacity` scalars of pinned memory in `ctx` (usable by every device of the
     /// process: page-locked allocations are portable under unified addressing).
     pub fn alloc(ctx: &Arc<DeviceContext>, capacity: usize) -> Result<Self, Groth16Error> {
-        ctx.enter()?;
+        let _current = ctx.enter()?;
         // SAFETY: allocation only; the memory is written before it is read (ScalarBuf tracks
         // the initialised length).
         let ptr = unsafe { cust::memory::cuda_malloc_locked::<Scalar>(capacity.max(1)) }
@@ -55,10 +55,13 @@ impl HostBlock for PinnedBlock {
 
 impl Drop for PinnedBlock {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.enter() {
-            log::warn!("freeing pinned memory: {e}");
-            return;
-        }
+        let _current = match self.ctx.enter() {
+            Ok(guard) => guard,
+            Err(e) => {
+                log::warn!("freeing pinned memory: {e}");
+                return;
+            }
+        };
         // SAFETY: allocated by cuda_malloc_locked and freed once.
         if let Err(e) = unsafe { cust::memory::cuda_free_locked(self.ptr) } {
             log::warn!("freeing pinned memory failed: {e}");

@@ -24,7 +24,7 @@ unsafe impl Sync for DeviceMem {}
 impl DeviceMem {
     /// Allocates `bytes` of device memory; out-of-memory is an error naming the size.
     pub fn alloc(ctx: &Arc<DeviceContext>, bytes: usize) -> Result<Self, Groth16Error> {
-        ctx.enter()?;
+        let _current = ctx.enter()?;
         // SAFETY: allocation only; callers write before reading.
         let ptr = unsafe { cust::memory::cuda_malloc::<u8>(bytes.max(1)) }.map_err(|e| {
             Groth16Error::Device(format!("allocating {bytes} bytes of device memory: {e}"))
@@ -50,7 +50,7 @@ impl DeviceMem {
 
 impl Drop for DeviceMem {
     fn drop(&mut self) {
-        if self.ctx.enter().is_ok() {
+        if let Ok(_current) = self.ctx.enter() {
             let ptr = cust::memory::DevicePointer::<u8>::from_raw(self.ptr);
             // SAFETY: allocated by cuda_malloc and freed once.
             if let Err(e) = unsafe { cust::memory::cuda_free(ptr) } {
