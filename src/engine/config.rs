@@ -9,8 +9,9 @@ use serde::Deserialize;
 pub struct Config {
     /// CPU synthesis workers (default: half the cores, at least 1).
     pub synthesis_workers: usize,
-    /// Prover workers (default 1; `open_configured` raises it to the number of devices).
-    /// Each has a finalizer thread for `prove_finish` and verification.
+    /// Prover workers (default 1; `open_configured` raises it to the number of devices). The
+    /// engine runs prover_workers / devices finalizer threads per device (at least one) for
+    /// `prove_finish` and verification.
     pub prover_workers: usize,
     /// a/b/c buffer sets in the pool (default: synthesis + prover workers + 1). Synthesis
     /// cannot run further ahead than this.

@@ -16,12 +16,17 @@ pub struct Spread<B> {
     /// Partitions between start and finish, per member (decremented by [`Claim`]'s drop, so
     /// errors, panics and dropped pending work all give the slot back).
     in_flight: Vec<Arc<AtomicUsize>>,
-    /// `prove_start` failures in a row, per member: added to its load when choosing, so a
-    /// member that keeps failing (a broken device) stops attracting the work; reset on success.
+    /// Device errors from `prove_start` in a row, per member (input errors do not count):
+    /// part of its load when choosing, so a member that keeps failing (a broken device) stops
+    /// attracting the work; reset on success.
     failing: Vec<AtomicUsize>,
     /// Partitions started, per member (for status and tests).
     started: Vec<AtomicUsize>,
 }
+
+/// The most that failures add to a member's load: a device that failed is still tried once
+/// the others have this many partitions in flight, so one that recovered gets work again.
+const MAX_FAILURE_LOAD: usize = 4;
 
 /// One partition's slot on a member; released when dropped.
 struct Claim(Arc<AtomicUsize>);
@@ -84,8 +89,9 @@ impl<B: ProverBackend> Spread<B> {
                 .zip(&self.failing)
                 .zip(&self.members)
                 .map(|((n, f), m)| {
-                    let failures = f.load(Ordering::SeqCst) + m.failures_in_a_row();
-                    (n.load(Ordering::SeqCst), failures)
+                    // The member's own count and ours may see the same failure: take the larger.
+                    let failures = f.load(Ordering::SeqCst).max(m.failures_in_a_row());
+                    (n.load(Ordering::SeqCst), failures.min(MAX_FAILURE_LOAD))
                 })
                 .enumerate()
                 .min_by_key(|&(i, (n, f))| (n.saturating_add(f), i))
@@ -152,7 +158,9 @@ impl<B: ProverBackend> ProverBackend for Spread<B> {
                 })
             }
             Err(e) => {
-                self.failing[member].fetch_add(1, Ordering::SeqCst);
+                if matches!(e, Groth16Error::Device(_)) {
+                    self.failing[member].fetch_add(1, Ordering::SeqCst);
+                }
                 Err(e)
             }
         }
@@ -175,7 +183,7 @@ impl<B: ProverBackend> ProverBackend for Spread<B> {
         self.members
             .iter()
             .zip(&self.failing)
-            .map(|(m, f)| m.failures_in_a_row() + f.load(Ordering::SeqCst))
+            .map(|(m, f)| m.failures_in_a_row().max(f.load(Ordering::SeqCst)))
             .min()
             .unwrap_or(0)
     }
@@ -278,26 +286,69 @@ mod tests {
             .in_flight
             .iter()
             .all(|c| c.load(Ordering::SeqCst) == 0));
-        // The member that failed counts as busier: the next partition goes to the other one.
+        // An input error says nothing about the device: the next partition goes to the first
+        // member again.
         let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
         let started = spread
             .prove_start(asg, &srs, Randomness::random(&mut rng))
             .unwrap();
-        assert_eq!(started.pending.member, 1);
+        assert_eq!(started.pending.member, 0);
         let proof = spread.prove_finish(started.pending).unwrap();
         assert!(verify(&srs, &proof, &circuit.public_inputs()));
     }
 
-    /// The CPU backend under another name, reporting `.1` device failures in a row.
-    struct Named(&'static str, usize);
+    #[test]
+    fn device_errors_move_work_to_the_other_members_up_to_a_cap() {
+        let circuit = RandomCircuit::new(Shape::Mixed, 100, 6);
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(4);
+        let params = paramgen::generate(circuit.clone(), &mut rng, &|_, _| {}).unwrap();
+        let srs = Arc::new(Srs::from_parameters(&params));
+        let spread = Spread::new(vec![named("cuda:0", 0), named("cuda:1", 0)]).unwrap();
+        let mut start = || {
+            let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+            spread.prove_start(asg, &srs, Randomness::random(&mut rng))
+        };
+        // A device error on member 0 (chosen on the tie) counts against it.
+        spread.members()[0].broken.store(true, Ordering::SeqCst);
+        assert!(matches!(start(), Err(Groth16Error::Device(_))));
+        assert_eq!(spread.failing[0].load(Ordering::SeqCst), 1);
+        // After five in a row (the history is set here) its load counts as 4, the cap: member
+        // 1 takes four partitions, then member 0 is tried again, succeeds and is healthy.
+        spread.members()[0].broken.store(false, Ordering::SeqCst);
+        spread.failing[0].store(5, Ordering::SeqCst);
+        let pending: Vec<_> = (0..5).map(|_| start().unwrap().pending).collect();
+        let members: Vec<usize> = pending.iter().map(|p| p.member).collect();
+        assert_eq!(members, vec![1, 1, 1, 1, 0]);
+        assert_eq!(spread.failing[0].load(Ordering::SeqCst), 0);
+        for p in pending {
+            let proof = spread.prove_finish(p).unwrap();
+            assert!(verify(&srs, &proof, &circuit.public_inputs()));
+        }
+    }
+
+    /// The CPU backend under another name, reporting `failures` device failures in a row,
+    /// and failing every start with a device error while `broken`.
+    struct Named {
+        name: &'static str,
+        failures: usize,
+        broken: std::sync::atomic::AtomicBool,
+    }
+
+    fn named(name: &'static str, failures: usize) -> Named {
+        Named {
+            name,
+            failures,
+            broken: Default::default(),
+        }
+    }
 
     impl ProverBackend for Named {
         type Pending = <CpuBackend as ProverBackend>::Pending;
         fn name(&self) -> String {
-            self.0.into()
+            self.name.into()
         }
         fn failures_in_a_row(&self) -> usize {
-            self.1
+            self.failures
         }
         fn prove_start(
             &self,
@@ -305,6 +356,9 @@ mod tests {
             srs: &Arc<Srs>,
             randomness: Randomness,
         ) -> Result<Started<Self::Pending>> {
+            if self.broken.load(Ordering::SeqCst) {
+                return Err(Groth16Error::Device("broken on purpose".into()));
+            }
             CpuBackend.prove_start(assignment, srs, randomness)
         }
         fn prove_finish(&self, pending: Self::Pending) -> Result<Proof> {
@@ -315,7 +369,7 @@ mod tests {
     #[test]
     fn names_list_devices_of_one_kind_once() {
         let name = |names: Vec<&'static str>| {
-            Spread::new(names.into_iter().map(|n| Named(n, 0)).collect())
+            Spread::new(names.into_iter().map(|n| named(n, 0)).collect())
                 .unwrap()
                 .name()
         };
@@ -331,7 +385,7 @@ mod tests {
         let params = paramgen::generate(circuit.clone(), &mut rng, &|_, _| {}).unwrap();
         let srs = Arc::new(Srs::from_parameters(&params));
         // Member 0 reports two device failures in a row (absorbed by its CPU fallback).
-        let spread = Spread::new(vec![Named("cuda:0", 2), Named("cuda:1", 0)]).unwrap();
+        let spread = Spread::new(vec![named("cuda:0", 2), named("cuda:1", 0)]).unwrap();
         // Partitions stay in flight until all four have started.
         let pending: Vec<_> = (0..4)
             .map(|_| {

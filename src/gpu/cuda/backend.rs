@@ -430,10 +430,14 @@ impl GpuBackend {
             a_scalars,
             b_scalars,
             scratch,
+            began,
+            done,
             ..
         } = p;
         self.buffers
             .give([abc, aux, a_scalars, b_scalars].into_iter().chain(scratch));
+        // Destroyed while the context is still current.
+        drop((began, done));
         Ok(proof)
     }
 }
