@@ -5,14 +5,15 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bellperson::groth16::Parameters;
-use blstrs::Bls12;
+use blstrs::{Bls12, Scalar};
 use cuzk::engine::{Config, Engine, EngineError, ErasedBackend, JobId, Priority, Workload};
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
 use cuzk::groth16::{
-    synthesize, verify, AbcBuffers, Assignment, CpuBackend, Proof, ProverBackend, Randomness,
-    Spread, Srs, Started,
+    synthesize, verify, AbcBuffers, Assignment, CpuBackend, HostBlock, Proof, ProverBackend,
+    Randomness, ScalarBuf, Spread, Srs, Started,
 };
+use ff::Field;
 use rand::SeedableRng;
 
 /// Random circuits of one size sharing one SRS; each partition uses its own seed.
@@ -511,5 +512,91 @@ fn status_reports_device_busy_time_per_device_and_none_on_the_cpu() {
     assert!(status
         .to_prometheus()
         .contains("cuzk_device_utilisation{device=\"fake:0\"}"));
+    engine.close();
+}
+
+/// Heap memory that says it is pinned (stands in for page-locked memory).
+struct FakePinned(Box<[Scalar]>);
+
+impl HostBlock for FakePinned {
+    fn as_mut_ptr(&self) -> *mut Scalar {
+        self.0.as_ptr() as *mut Scalar
+    }
+    fn capacity(&self) -> usize {
+        self.0.len()
+    }
+    fn is_pinned(&self) -> bool {
+        true
+    }
+}
+
+/// The CPU backend preferring pinned buffers, recording whether each partition's a/b/c were.
+#[derive(Default)]
+struct PrefersPinned {
+    pinned_at_start: std::sync::Mutex<Vec<bool>>,
+}
+
+impl ProverBackend for PrefersPinned {
+    type Pending = <CpuBackend as ProverBackend>::Pending;
+    fn name(&self) -> String {
+        "pinned-cpu".into()
+    }
+    fn prove_start(
+        &self,
+        assignment: Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> cuzk::groth16::Result<Started<Self::Pending>> {
+        let pinned = assignment.abc.is_pinned();
+        self.pinned_at_start.lock().unwrap().push(pinned);
+        CpuBackend.prove_start(assignment, srs, randomness)
+    }
+    fn prove_finish(&self, pending: Self::Pending) -> cuzk::groth16::Result<Proof> {
+        CpuBackend.prove_finish(pending)
+    }
+    fn prefers_pinned(&self) -> bool {
+        true
+    }
+    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
+        if constraints == 0 {
+            return AbcBuffers::default();
+        }
+        let block = || {
+            ScalarBuf::in_block(Box::new(FakePinned(
+                vec![Scalar::ZERO; constraints].into_boxed_slice(),
+            )))
+        };
+        AbcBuffers {
+            a: block(),
+            b: block(),
+            c: block(),
+        }
+    }
+}
+
+#[test]
+fn pool_buffers_sized_on_first_use_move_to_pinned_memory() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    // buffer_constraints = 0: the pool starts empty-sized, so the first partitions grow heap
+    // buffers; a backend that prefers pinned memory gets them replaced before their next use.
+    let backend = Arc::new(PrefersPinned::default());
+    let engine =
+        Engine::open(config(1, 2), Arc::clone(&backend) as Arc<dyn ErasedBackend>).unwrap();
+    for seed in 0..4u64 {
+        let w = job(120, 1, Priority::Normal, 300 + seed);
+        let proof = engine.prove(w.clone()).unwrap();
+        assert!(check(&w, &proof));
+    }
+    let pinned = backend.pinned_at_start.lock().unwrap().clone();
+    assert_eq!(pinned.len(), 4);
+    assert!(!pinned[0], "the first partition grew heap buffers");
+    assert!(pinned[3], "later partitions use pinned buffers: {pinned:?}");
+    assert!(
+        pinned.windows(2).all(|w| w[1] || !w[0]),
+        "once pinned, stays pinned: {pinned:?}"
+    );
+    let status = engine.status();
+    assert_eq!(status.pool_free, status.pool_buffers);
+    assert!(status.budget_used >= status.pool_bytes);
     engine.close();
 }

@@ -26,6 +26,9 @@ pub trait ErasedBackend: Send + Sync {
     fn alloc_buffers(&self, constraints: usize) -> AbcBuffers;
     /// Per device: name and milliseconds its kernels ran (empty for the CPU).
     fn device_busy_ms(&self) -> Vec<(String, f64)>;
+    /// Whether pinned pool buffers make this backend faster; see
+    /// [`ProverBackend::prefers_pinned`].
+    fn prefers_pinned(&self) -> bool;
     /// Independent finishing lanes (devices); see [`ProverBackend::lanes`].
     fn lanes(&self) -> usize;
     /// The lane that must finish `pending` (0 for pending work of another backend).
@@ -64,6 +67,10 @@ where
 
     fn device_busy_ms(&self) -> Vec<(String, f64)> {
         ProverBackend::device_busy_ms(self)
+    }
+
+    fn prefers_pinned(&self) -> bool {
+        ProverBackend::prefers_pinned(self)
     }
 
     fn lanes(&self) -> usize {

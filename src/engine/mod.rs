@@ -68,6 +68,9 @@ pub struct Inner {
     backend: Arc<dyn ErasedBackend>,
     config: Config,
     opened: Instant,
+    /// Whether pool buffers that grew on the heap are still replaced by pinned ones (cleared
+    /// after the first time pinning fails, so a host that cannot pin is not retried forever).
+    pin_grown_buffers: std::sync::atomic::AtomicBool,
 }
 
 impl Inner {
@@ -211,6 +214,7 @@ impl Engine {
             work_cv: Condvar::new(),
             prove_cv: Condvar::new(),
             done_cv: Condvar::new(),
+            pin_grown_buffers: std::sync::atomic::AtomicBool::new(backend.prefers_pinned()),
             backend,
             config: config.clone(),
             opened: Instant::now(),

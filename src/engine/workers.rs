@@ -186,6 +186,34 @@ fn load_srs(inner: &Inner, workload: Arc<dyn Workload>) {
     inner.notify_all();
 }
 
+/// For a backend that prefers pinned memory: pool buffers that grew on the heap (a pool sized
+/// on first use, or a circuit that outgrew its block) are replaced by pinned ones of the same
+/// size, here on a synthesis thread, off the GPU's path. Returns the buffers and the bytes
+/// they hold beyond the ones they replace (to charge to the pool and the budget).
+fn pinned_if_grown(inner: &Inner, buffers: AbcBuffers) -> (AbcBuffers, u64) {
+    use std::sync::atomic::Ordering;
+    let capacity = buffers
+        .a
+        .capacity()
+        .max(buffers.b.capacity())
+        .max(buffers.c.capacity());
+    if buffers.is_pinned() || capacity == 0 || !inner.pin_grown_buffers.load(Ordering::Relaxed) {
+        return (buffers, 0);
+    }
+    let pinned = inner.backend.alloc_buffers(capacity);
+    if pinned.is_pinned() {
+        debug!("pool buffers of {capacity} constraints moved to pinned memory");
+        let extra = pinned
+            .capacity_bytes()
+            .saturating_sub(buffers.capacity_bytes());
+        (pinned, extra as u64)
+    } else {
+        log::warn!("cannot pin pool buffers; they stay in pageable memory");
+        inner.pin_grown_buffers.store(false, Ordering::Relaxed);
+        (buffers, 0)
+    }
+}
+
 /// A synthesis worker: takes the highest-priority partition, synthesizes it into pool buffers.
 pub fn synthesis_worker(inner: Arc<Inner>, name: String) {
     loop {
@@ -232,6 +260,7 @@ pub fn synthesis_worker(inner: Arc<Inner>, name: String) {
             } => (key, workload, buffers, charged),
         };
         let (id, k) = (key.1, key.2);
+        let (buffers, repinned) = pinned_if_grown(&inner, buffers);
         let capacity = buffers.a.capacity();
         let t = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| workload.synthesize(k, buffers)))
@@ -247,6 +276,10 @@ pub fn synthesis_worker(inner: Arc<Inner>, name: String) {
             .is_err()
             .then(|| inner.backend.alloc_buffers(capacity));
         let mut st = inner.lock();
+        if repinned > 0 {
+            st.pool_bytes += repinned;
+            st.budget.charge(repinned);
+        }
         *st.busy_ms.entry(name.clone()).or_default() += synth_ms;
         st.measuring.remove(&workload.srs_key());
         st.budget.release(charged);

@@ -67,6 +67,12 @@ pub trait ProverBackend: Send + Sync {
         AbcBuffers::with_capacity(constraints)
     }
 
+    /// Whether a/b/c in pinned memory (from [`ProverBackend::alloc_buffers`]) make this backend
+    /// faster, so the engine replaces pool buffers that grew on the heap. False for the CPU.
+    fn prefers_pinned(&self) -> bool {
+        false
+    }
+
     /// Device failures in a row (0 for the CPU), including those a CPU fallback absorbed: a
     /// spread over several devices sends less work to one that keeps failing.
     fn failures_in_a_row(&self) -> usize {

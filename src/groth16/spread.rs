@@ -179,6 +179,10 @@ impl<B: ProverBackend> ProverBackend for Spread<B> {
         self.members.len()
     }
 
+    fn prefers_pinned(&self) -> bool {
+        self.members[0].prefers_pinned()
+    }
+
     fn failures_in_a_row(&self) -> usize {
         self.members
             .iter()

@@ -519,6 +519,10 @@ impl ProverBackend for GpuBackend {
         self.failures.load(Ordering::SeqCst)
     }
 
+    fn prefers_pinned(&self) -> bool {
+        true
+    }
+
     fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
         if constraints == 0 {
             return AbcBuffers::default();
