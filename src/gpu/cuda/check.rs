@@ -140,7 +140,82 @@ pub fn check(
     for (name, passed) in kernel_failures(devices[0].ordinal, &data, params_dir) {
         record(&name, passed);
     }
+    let spread = spread_engine(&devices, &data, params_dir).unwrap_or_else(|e| {
+        println!("CHECK error: {e:#}");
+        false
+    });
+    record(
+        "engine over a spread of GPU backends (two per device when there is one) proves and verifies",
+        spread,
+    );
     Ok(ok)
+}
+
+/// An engine over a [`crate::groth16::Spread`] of GPU backends, as `open_configured` builds for
+/// several devices: every device, or two backends on the one device there is (separate streams,
+/// the process-wide MSM lock), so the multi-device path runs on a one-GPU machine too. Proves
+/// 2 KiB WinningPoSt and WindowPoSt jobs at once; filecoin-proofs' verifier must accept each.
+fn spread_engine(
+    devices: &[crate::gpu::GpuDevice],
+    data: &TestData,
+    params_dir: &std::path::Path,
+) -> Res<bool> {
+    let mut ordinals: Vec<u32> = devices.iter().map(|d| d.ordinal).collect();
+    if ordinals.len() == 1 {
+        ordinals.push(ordinals[0]);
+    }
+    let members = ordinals
+        .iter()
+        .map(|&o| GpuBackend::open(o, false))
+        .collect::<Result<Vec<_>, _>>()?;
+    let spread = Arc::new(crate::groth16::Spread::new(members)?);
+    let config = Config {
+        synthesis_workers: 4,
+        pool_buffers: 6,
+        prover_workers: ordinals.len(),
+        cpu_fallback: false,
+        ..Config::default()
+    };
+    let engine = Engine::open(
+        config,
+        Arc::clone(&spread) as Arc<dyn crate::engine::ErasedBackend>,
+    )?;
+    let jobs = (0..8)
+        .map(|i| {
+            let request = if i % 2 == 0 {
+                data.winning_request()?
+            } else {
+                data.window_request()?
+            };
+            let w = FilecoinWorkload::new(request, params_dir.to_path_buf());
+            let id = engine.submit(Arc::clone(&w) as Arc<dyn Workload>)?;
+            Ok((id, w))
+        })
+        .collect::<Res<Vec<_>>>()?;
+    let mut all = true;
+    for (id, w) in jobs {
+        let verified = match engine.await_job(id, None) {
+            Ok(proof) => w.request().verify(&proof).unwrap_or(false),
+            Err(e) => {
+                println!("CHECK spread job failed: {e}");
+                false
+            }
+        };
+        all &= verified;
+    }
+    let status = engine.status();
+    println!(
+        "CHECK spread backend={} started_per_member={:?} devices={:?}",
+        status.backend,
+        spread.started_per_member(),
+        status
+            .devices
+            .iter()
+            .map(|d| (d.name.clone(), d.busy_ms))
+            .collect::<Vec<_>>()
+    );
+    engine.close();
+    Ok(all && spread.started_per_member().iter().all(|&n| n > 0))
 }
 
 /// Kernel failures injected into engines proving the test data's WinningPoSt on the GPU: in `prove_start`
