@@ -16,15 +16,14 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use blstrs::Scalar;
-use cust::event::{Event, EventFlags};
-use cust::stream::{Stream, StreamFlags};
 use ff::{Field, PrimeField};
 use log::{debug, warn};
 
-use super::device::{device_error, DeviceContext};
+use super::device::DeviceContext;
 use super::kernels;
 use super::pinned::PinnedBlock;
 use super::resident::{as_bytes, d2d, h2d, DeviceMem, DevicePool, ResidentSrs};
+use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
 use crate::groth16::ntt::Domain;
@@ -54,8 +53,8 @@ fn msm_lock(ordinal: u32) -> &'static Mutex<()> {
 /// Proves on one CUDA device.
 pub struct GpuBackend {
     ctx: Arc<DeviceContext>,
-    copy_stream: Stream,
-    compute_stream: Stream,
+    copy_stream: GpuStream,
+    compute_stream: GpuStream,
     /// Parameter sets resident on the device, keyed by the host SRS's address (checked with
     /// the weak pointer, so a freed and reused address never matches).
     resident: Mutex<ResidentMap>,
@@ -107,8 +106,8 @@ pub struct DevicePending {
     a_len: usize,
     b_len: usize,
     /// Recorded before and after the quotient and gathers (timing events).
-    began: Event,
-    done: Event,
+    began: GpuEvent,
+    done: GpuEvent,
     /// When that work was queued (it starts about then: the stream is otherwise idle).
     queued_at: Instant,
     randomness: Randomness,
@@ -122,11 +121,9 @@ impl GpuBackend {
         let ctx = Arc::new(DeviceContext::open(ordinal)?);
         let _current = ctx.enter()?;
         kernels::check_device(ordinal)?;
-        let stream =
-            || Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| device_error("stream", e));
         Ok(Self {
-            copy_stream: stream()?,
-            compute_stream: stream()?,
+            copy_stream: GpuStream::new()?,
+            compute_stream: GpuStream::new()?,
             buffers: DevicePool::new(&ctx),
             ctx,
             resident: Mutex::new(HashMap::new()),
@@ -174,12 +171,12 @@ impl GpuBackend {
     }
 
     /// The stream host-to-device copies run on.
-    pub fn copy_stream(&self) -> &Stream {
+    pub fn copy_stream(&self) -> &GpuStream {
         &self.copy_stream
     }
 
     /// The stream the NTTs and gathers run on.
-    pub fn compute_stream(&self) -> &Stream {
+    pub fn compute_stream(&self) -> &GpuStream {
         &self.compute_stream
     }
 
@@ -283,10 +280,7 @@ impl GpuBackend {
             .and_then(|()| self.upload_abc(dc, &asg.abc.c));
         // Always wait for the DMA, even after a failed copy: the pinned blocks go back to the
         // pool (or to the CPU fallback) when this returns.
-        let copied = self
-            .copy_stream
-            .synchronize()
-            .map_err(|e| device_error("a/b/c copy", e));
+        let copied = self.copy_stream.synchronize();
         queued?;
         copied?;
         let h2d_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -311,10 +305,9 @@ impl GpuBackend {
         let s = &self.compute_stream;
         let ord = self.ordinal();
         self.injected_failure(InjectAt::Start)?;
-        let event = || Event::new(EventFlags::DEFAULT).map_err(|e| device_error("event", e));
-        let (began, done) = (event()?, event()?);
+        let (began, done) = (GpuEvent::new()?, GpuEvent::new()?);
         let queued_at = Instant::now();
-        began.record(s).map_err(|e| device_error("event", e))?;
+        began.record(s)?;
         kernels::quotient(ord, s, da, db, dc, n, domain_log(m), &z_inv)?;
         // A's scalars: every input, then the aux variables in A. B's: the inputs in B, then
         // the aux variables in B.
@@ -347,7 +340,7 @@ impl GpuBackend {
             ba_pre.at(0),
             aux_n,
         )?;
-        done.record(s).map_err(|e| device_error("event", e))?;
+        done.record(s)?;
         debug!(
             "GPU_TIMING phase=start device={ord} m={m} pinned={} h2d_ms={h2d_ms:.1} \
              h2d_gbps={:.2} start_ms={:.1}",
@@ -377,11 +370,9 @@ impl GpuBackend {
 
     fn finish_on_device(&self, p: DevicePending) -> Result<Proof> {
         let _current = self.ctx.enter()?;
-        p.done
-            .synchronize()
-            .map_err(|e| device_error("waiting for the quotient", e))?;
+        p.done.synchronize()?;
         // A timing failure only costs the utilisation figure, never the proof.
-        let quotient_ms = p.done.elapsed_time_f32(&p.began).map_or_else(
+        let quotient_ms = p.done.ms_since(&p.began).map_or_else(
             |e| {
                 warn!("device {}: quotient timing: {e}", self.ordinal());
                 0.0

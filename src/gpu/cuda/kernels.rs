@@ -3,8 +3,8 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
+use super::stream::GpuStream;
 use blstrs::{G1Projective, G2Projective, Scalar};
-use cust::stream::Stream;
 use group::Group;
 
 use crate::groth16::Groth16Error;
@@ -69,8 +69,8 @@ extern "C" {
     ) -> c_int;
 }
 
-/// The raw handle of a stream `cust` owns.
-fn raw(stream: &Stream) -> *mut c_void {
+/// The raw handle of one of our streams.
+fn raw(stream: &GpuStream) -> *mut c_void {
     stream.as_inner().cast()
 }
 
@@ -93,7 +93,7 @@ fn checked(f: impl FnOnce(*mut c_char, usize) -> c_int) -> Result<(), Groth16Err
 #[allow(clippy::too_many_arguments)]
 pub fn quotient(
     ordinal: u32,
-    stream: &Stream,
+    stream: &GpuStream,
     d_a: u64,
     d_b: u64,
     d_c: u64,
@@ -121,7 +121,7 @@ pub fn quotient(
 /// Copies the `n` scalars at `d_in` whose density bit is set to `d_out`, in order.
 pub fn gather(
     ordinal: u32,
-    stream: &Stream,
+    stream: &GpuStream,
     d_out: u64,
     d_in: u64,
     d_bits: u64,
@@ -196,7 +196,7 @@ pub fn msm_g2(
 /// A forward (or inverse) NTT of `2^lg` device scalars in natural order.
 pub fn ntt(
     ordinal: u32,
-    stream: &Stream,
+    stream: &GpuStream,
     d_v: u64,
     lg: u32,
     inverse: bool,
@@ -213,7 +213,7 @@ pub fn check_device(ordinal: u32) -> Result<(), Groth16Error> {
 
 /// A kernel launch that fails on purpose (a block larger than any device allows), so the GPU
 /// checks can show a failed kernel surfaces as an error and the device keeps working.
-pub fn failing_launch(ordinal: u32, stream: &Stream) -> Result<(), Groth16Error> {
+pub fn failing_launch(ordinal: u32, stream: &GpuStream) -> Result<(), Groth16Error> {
     // SAFETY: a live stream; the kernel never runs.
     checked(|e, l| unsafe { cuzk_cuda_failing_launch(ordinal as c_int, raw(stream), e, l) })
 }

@@ -8,6 +8,7 @@ pub mod device;
 pub mod kernels;
 pub mod pinned;
 pub mod resident;
+pub mod stream;
 #[cfg(feature = "supraseal")]
 pub mod supraseal;
 

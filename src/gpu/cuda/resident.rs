@@ -6,6 +6,7 @@ use std::sync::Arc;
 use blstrs::{G1Affine, G2Affine};
 
 use super::device::{device_error, DeviceContext};
+use super::stream::GpuStream;
 use crate::groth16::{Groth16Error, Srs};
 
 /// One device allocation, freed on drop (with its context made current first).
@@ -73,7 +74,7 @@ pub fn as_bytes<T>(v: &[T]) -> &[u8] {
 /// it may be reused at once, and the device-side copy still completes in stream order. (A
 /// synchronous copy on the legacy stream would not be ordered before work on our
 /// non-blocking streams: kernels could read a stale tail.)
-pub fn h2d(dst: u64, src: &[u8], stream: &cust::stream::Stream) -> Result<(), Groth16Error> {
+pub fn h2d(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error> {
     if src.is_empty() {
         return Ok(());
     }
@@ -90,24 +91,13 @@ pub fn h2d(dst: u64, src: &[u8], stream: &cust::stream::Stream) -> Result<(), Gr
 }
 
 /// [`h2d`], then waits for `stream` to finish.
-pub fn h2d_blocking(
-    dst: u64,
-    src: &[u8],
-    stream: &cust::stream::Stream,
-) -> Result<(), Groth16Error> {
+pub fn h2d_blocking(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error> {
     h2d(dst, src, stream)?;
-    stream
-        .synchronize()
-        .map_err(|e| device_error("host-to-device copy", e))
+    stream.synchronize()
 }
 
 /// Copies `bytes` between device addresses on `stream`.
-pub fn d2d(
-    dst: u64,
-    src: u64,
-    bytes: usize,
-    stream: &cust::stream::Stream,
-) -> Result<(), Groth16Error> {
+pub fn d2d(dst: u64, src: u64, bytes: usize, stream: &GpuStream) -> Result<(), Groth16Error> {
     if bytes == 0 {
         return Ok(());
     }
@@ -150,7 +140,7 @@ impl ResidentSrs {
     pub fn upload(
         ctx: &Arc<DeviceContext>,
         srs: &Srs,
-        stream: &cust::stream::Stream,
+        stream: &GpuStream,
     ) -> Result<Self, Groth16Error> {
         let put = |bytes: &[u8]| -> Result<DeviceMem, Groth16Error> {
             let mem = DeviceMem::alloc(ctx, bytes.len())?;
