@@ -140,6 +140,14 @@ pub fn check(
     for (name, passed) in kernel_failures(devices[0].ordinal, &data, params_dir) {
         record(&name, passed);
     }
+    let auto = auto_engine_uses_the_gpu(&data, params_dir).unwrap_or_else(|e| {
+        println!("CHECK error: {e:#}");
+        false
+    });
+    record(
+        "an engine opened with backend = auto (what the C ABI and Go open) proves on the GPU",
+        auto,
+    );
     let spread = spread_engine(&devices, &data, params_dir).unwrap_or_else(|e| {
         println!("CHECK error: {e:#}");
         false
@@ -149,6 +157,24 @@ pub fn check(
         spread,
     );
     Ok(ok)
+}
+
+/// `Engine::open_configured` with the default config (backend "auto", every device), as the C
+/// ABI's default engine opens: the backend must be CUDA, the device must have run kernels, and
+/// a WindowPoSt must verify.
+fn auto_engine_uses_the_gpu(data: &TestData, params_dir: &std::path::Path) -> Res<bool> {
+    let engine = Engine::open_configured(Config::default())?;
+    let w = FilecoinWorkload::new(data.window_request()?, params_dir.to_path_buf());
+    let proof = engine.prove(Arc::clone(&w) as Arc<dyn Workload>)?;
+    let verified = w.request().verify(&proof).unwrap_or(false);
+    let status = engine.status();
+    let busy: f64 = status.devices.iter().map(|d| d.busy_ms).sum();
+    println!(
+        "CHECK auto backend={} device_busy_ms={busy:.1} verified={verified}",
+        status.backend
+    );
+    engine.close();
+    Ok(status.backend.starts_with("cuda:") && busy > 0.0 && verified)
 }
 
 /// An engine over a [`crate::groth16::Spread`] of GPU backends, as `open_configured` builds for
