@@ -125,11 +125,5 @@ fn main() {
 }
 
 fn prover_busy(engine: &Engine) -> f64 {
-    engine
-        .status()
-        .workers
-        .iter()
-        .filter(|w| w.name.starts_with("prover") || w.name.starts_with("finalizer"))
-        .map(|w| w.busy_ms)
-        .sum()
+    engine.status().proving_busy_ms()
 }

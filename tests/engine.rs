@@ -467,54 +467,6 @@ fn an_engine_over_several_backends_proves_every_partition_once_and_verified() {
     engine.close();
 }
 
-/// The CPU backend dressed as a device that reports kernel busy time.
-struct ReportsDeviceTime;
-
-impl ProverBackend for ReportsDeviceTime {
-    type Pending = <CpuBackend as ProverBackend>::Pending;
-    fn name(&self) -> String {
-        "fake:0".into()
-    }
-    fn prove_start(
-        &self,
-        assignment: Assignment,
-        srs: &Arc<Srs>,
-        randomness: Randomness,
-    ) -> cuzk::groth16::Result<Started<Self::Pending>> {
-        CpuBackend.prove_start(assignment, srs, randomness)
-    }
-    fn prove_finish(&self, pending: Self::Pending) -> cuzk::groth16::Result<Proof> {
-        CpuBackend.prove_finish(pending)
-    }
-    fn device_busy_ms(&self) -> Vec<(String, f64)> {
-        vec![("fake:0".into(), 1.5)]
-    }
-}
-
-#[test]
-fn status_reports_device_busy_time_per_device_and_none_on_the_cpu() {
-    let cpu = Engine::open_cpu(config(1, 2)).unwrap();
-    assert!(cpu.status().devices.is_empty());
-    cpu.close();
-    let spread = Spread::new(vec![ReportsDeviceTime, ReportsDeviceTime]).unwrap();
-    let engine = Engine::open(config(1, 2), Arc::new(spread)).unwrap();
-    let w = job(120, 1, Priority::Normal, 7);
-    let proof = engine.prove(w.clone()).unwrap();
-    assert!(check(&w, &proof));
-    let status = engine.status();
-    let devices: Vec<(&str, f64)> = status
-        .devices
-        .iter()
-        .map(|d| (d.name.as_str(), d.busy_ms))
-        .collect();
-    assert_eq!(devices, vec![("fake:0", 1.5), ("fake:0", 1.5)]);
-    assert!(status.devices[0].utilisation > 0.0);
-    assert!(status
-        .to_prometheus()
-        .contains("cuzk_device_utilisation{device=\"fake:0\"}"));
-    engine.close();
-}
-
 /// Heap memory that says it is pinned (stands in for page-locked memory).
 struct FakePinned(Box<[Scalar]>);
 
@@ -530,16 +482,18 @@ impl HostBlock for FakePinned {
     }
 }
 
-/// The CPU backend preferring pinned buffers, recording whether each partition's a/b/c were.
+/// The CPU backend dressed as a device "fake:0": it reports 1.5 ms of kernel busy time, prefers
+/// pinned buffers (handing out [`FakePinned`] ones) and records whether each partition's a/b/c
+/// were pinned at `prove_start`.
 #[derive(Default)]
-struct PrefersPinned {
+struct FakeDevice {
     pinned_at_start: std::sync::Mutex<Vec<bool>>,
 }
 
-impl ProverBackend for PrefersPinned {
+impl ProverBackend for FakeDevice {
     type Pending = <CpuBackend as ProverBackend>::Pending;
     fn name(&self) -> String {
-        "pinned-cpu".into()
+        "fake:0".into()
     }
     fn prove_start(
         &self,
@@ -553,6 +507,9 @@ impl ProverBackend for PrefersPinned {
     }
     fn prove_finish(&self, pending: Self::Pending) -> cuzk::groth16::Result<Proof> {
         CpuBackend.prove_finish(pending)
+    }
+    fn device_busy_ms(&self) -> Vec<(String, f64)> {
+        vec![("fake:0".into(), 1.5)]
     }
     fn prefers_pinned(&self) -> bool {
         true
@@ -575,11 +532,35 @@ impl ProverBackend for PrefersPinned {
 }
 
 #[test]
+fn status_reports_device_busy_time_per_device_and_none_on_the_cpu() {
+    let cpu = Engine::open_cpu(config(1, 2)).unwrap();
+    assert!(cpu.status().devices.is_empty());
+    cpu.close();
+    let spread = Spread::new(vec![FakeDevice::default(), FakeDevice::default()]).unwrap();
+    let engine = Engine::open(config(1, 2), Arc::new(spread)).unwrap();
+    let w = job(120, 1, Priority::Normal, 7);
+    let proof = engine.prove(w.clone()).unwrap();
+    assert!(check(&w, &proof));
+    let status = engine.status();
+    let devices: Vec<(&str, f64)> = status
+        .devices
+        .iter()
+        .map(|d| (d.name.as_str(), d.busy_ms))
+        .collect();
+    assert_eq!(devices, vec![("fake:0", 1.5), ("fake:0", 1.5)]);
+    assert!(status.devices[0].utilisation > 0.0);
+    assert!(status
+        .to_prometheus()
+        .contains("cuzk_device_utilisation{device=\"fake:0\"}"));
+    engine.close();
+}
+
+#[test]
 fn pool_buffers_sized_on_first_use_move_to_pinned_memory() {
     let _ = env_logger::builder().is_test(true).try_init();
     // buffer_constraints = 0: the pool starts empty-sized, so the first partitions grow heap
     // buffers; a backend that prefers pinned memory gets them replaced before their next use.
-    let backend = Arc::new(PrefersPinned::default());
+    let backend = Arc::new(FakeDevice::default());
     let engine =
         Engine::open(config(1, 2), Arc::clone(&backend) as Arc<dyn ErasedBackend>).unwrap();
     for seed in 0..4u64 {

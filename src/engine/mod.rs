@@ -90,19 +90,17 @@ impl Inner {
     }
 }
 
-/// The backend for `config`: "cpu", "cuda" (an error without a usable device) or "auto";
-/// with the number of devices it spreads over (the engine runs a prover worker and a finalizer
-/// per device at least).
-fn select_backend(config: &Config) -> Result<(Arc<dyn ErasedBackend>, usize), EngineError> {
+/// The backend for `config`: "cpu", "cuda" (an error without a usable device) or "auto".
+fn select_backend(config: &Config) -> Result<Arc<dyn ErasedBackend>, EngineError> {
     config.validate().map_err(EngineError::Invalid)?;
     if config.backend == "cpu" {
-        return Ok((Arc::new(CpuBackend), 1));
+        return Ok(Arc::new(CpuBackend));
     }
     match open_gpus(config) {
         Ok(gpus) => Ok(gpus),
         Err(e) if config.backend == "auto" => {
             log::info!("proving on the CPU: {e}");
-            Ok((Arc::new(CpuBackend), 1))
+            Ok(Arc::new(CpuBackend))
         }
         Err(e) => Err(EngineError::Invalid(format!("backend = \"cuda\": {e}"))),
     }
@@ -112,7 +110,7 @@ fn select_backend(config: &Config) -> Result<(Arc<dyn ErasedBackend>, usize), En
 /// list every device found (those that fail to open are skipped with a warning). Several
 /// devices are one [`crate::groth16::Spread`] backend.
 #[cfg(feature = "cuda")]
-fn open_gpus(config: &Config) -> Result<(Arc<dyn ErasedBackend>, usize), String> {
+fn open_gpus(config: &Config) -> Result<Arc<dyn ErasedBackend>, String> {
     use crate::gpu::cuda::GpuBackend;
     let listed = !config.devices.is_empty();
     let ordinals: Vec<u32> = if listed {
@@ -128,19 +126,18 @@ fn open_gpus(config: &Config) -> Result<(Arc<dyn ErasedBackend>, usize), String>
             Err(e) => log::warn!("skipping CUDA device {ordinal}: {e}"),
         }
     }
-    let n = members.len();
-    match n {
+    match members.len() {
         0 => Err("no usable CUDA device".into()),
-        1 => Ok((Arc::new(members.remove(0)), 1)),
+        1 => Ok(Arc::new(members.remove(0))),
         _ => {
             let spread = crate::groth16::Spread::new(members).map_err(|e| e.to_string())?;
-            Ok((Arc::new(spread), n))
+            Ok(Arc::new(spread))
         }
     }
 }
 
 #[cfg(not(feature = "cuda"))]
-fn open_gpus(_config: &Config) -> Result<(Arc<dyn ErasedBackend>, usize), String> {
+fn open_gpus(_config: &Config) -> Result<Arc<dyn ErasedBackend>, String> {
     Err("this build has no CUDA backend (cargo feature `cuda`)".into())
 }
 
@@ -161,7 +158,8 @@ impl Engine {
     /// With several devices the engine runs at least one prover worker per device (and a pool
     /// left at its default size, synthesis + prover workers + 1, grows with them).
     pub fn open_configured(mut config: Config) -> Result<Self, EngineError> {
-        let (backend, devices) = select_backend(&config)?;
+        let backend = select_backend(&config)?;
+        let devices = backend.lanes();
         if devices > config.prover_workers {
             let default_pool = config.synthesis_workers + config.prover_workers + 1;
             if config.pool_buffers == default_pool {
@@ -486,22 +484,14 @@ impl Engine {
             workers: st
                 .busy_ms
                 .iter()
-                .map(|(name, &busy)| WorkerStatus {
-                    name: name.clone(),
-                    busy_ms: busy,
-                    utilisation: if wall > 0.0 { busy / wall } else { 0.0 },
-                })
+                .map(|(name, &busy)| WorkerStatus::new(name.clone(), busy, wall))
                 .collect(),
             devices: self
                 .inner
                 .backend
                 .device_busy_ms()
                 .into_iter()
-                .map(|(name, busy)| WorkerStatus {
-                    name,
-                    busy_ms: busy,
-                    utilisation: if wall > 0.0 { busy / wall } else { 0.0 },
-                })
+                .map(|(name, busy)| WorkerStatus::new(name, busy, wall))
                 .collect(),
             pool_buffers: st.pool_total,
             pool_free: st.pool.len(),

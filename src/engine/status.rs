@@ -27,6 +27,22 @@ pub struct WorkerStatus {
     pub utilisation: f64,
 }
 
+impl WorkerStatus {
+    /// `busy_ms` of `name` over `wall_ms` since open.
+    pub fn new(name: String, busy_ms: f64, wall_ms: f64) -> Self {
+        let utilisation = if wall_ms > 0.0 {
+            busy_ms / wall_ms
+        } else {
+            0.0
+        };
+        Self {
+            name,
+            busy_ms,
+            utilisation,
+        }
+    }
+}
+
 /// The engine at one instant.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Status {
@@ -70,6 +86,16 @@ pub struct Status {
 }
 
 impl Status {
+    /// Busy milliseconds of the prover workers and finalizers together (the backend's side of
+    /// the pipeline; over wall time this can exceed 1, as start and finish overlap).
+    pub fn proving_busy_ms(&self) -> f64 {
+        self.workers
+            .iter()
+            .filter(|w| w.name.starts_with("prover") || w.name.starts_with("finalizer"))
+            .map(|w| w.busy_ms)
+            .sum()
+    }
+
     /// Prometheus text exposition of the same figures.
     pub fn to_prometheus(&self) -> String {
         let mut out = String::new();

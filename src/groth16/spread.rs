@@ -216,13 +216,24 @@ mod tests {
     use crate::groth16::test_circuits::{RandomCircuit, Shape};
     use crate::groth16::{paramgen, synthesize, verify, CpuBackend};
     use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    /// A random circuit of `constraints` constraints (witness `seed`), parameters for it, and
+    /// a generator seeded with `rng_seed` (which made the parameters).
+    fn fixture(
+        constraints: usize,
+        seed: u64,
+        rng_seed: u64,
+    ) -> (RandomCircuit, Arc<Srs>, ChaCha20Rng) {
+        let circuit = RandomCircuit::new(Shape::Mixed, constraints, seed);
+        let mut rng = ChaCha20Rng::seed_from_u64(rng_seed);
+        let params = paramgen::generate(circuit.clone(), &mut rng, &|_, _| {}).unwrap();
+        (circuit, Arc::new(Srs::from_parameters(&params)), rng)
+    }
 
     #[test]
     fn partitions_go_to_the_least_busy_member_and_match_a_single_backend() {
-        let circuit = RandomCircuit::new(Shape::Mixed, 200, 3);
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
-        let params = paramgen::generate(circuit.clone(), &mut rng, &|_, _| {}).unwrap();
-        let srs = Arc::new(Srs::from_parameters(&params));
+        let (circuit, srs, mut rng) = fixture(200, 3, 1);
         let spread = Spread::new(vec![CpuBackend, CpuBackend, CpuBackend]).unwrap();
         assert_eq!(spread.name(), "cpu+cpu+cpu");
         assert_eq!(spread.lanes(), 3);
@@ -275,10 +286,7 @@ mod tests {
     #[test]
     fn a_failed_start_frees_its_member_and_an_empty_spread_is_refused() {
         assert!(Spread::<CpuBackend>::new(vec![]).is_err());
-        let circuit = RandomCircuit::new(Shape::Mixed, 100, 4);
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(2);
-        let params = paramgen::generate(circuit.clone(), &mut rng, &|_, _| {}).unwrap();
-        let srs = Arc::new(Srs::from_parameters(&params));
+        let (circuit, srs, mut rng) = fixture(100, 4, 2);
         // A circuit too large for the SRS fails prove_start on the chosen member.
         let big = RandomCircuit::new(Shape::Mixed, 4000, 4);
         let spread = Spread::new(vec![CpuBackend, CpuBackend]).unwrap();
@@ -303,10 +311,7 @@ mod tests {
 
     #[test]
     fn device_errors_move_work_to_the_other_members_up_to_a_cap() {
-        let circuit = RandomCircuit::new(Shape::Mixed, 100, 6);
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(4);
-        let params = paramgen::generate(circuit.clone(), &mut rng, &|_, _| {}).unwrap();
-        let srs = Arc::new(Srs::from_parameters(&params));
+        let (circuit, srs, mut rng) = fixture(100, 6, 4);
         let spread = Spread::new(vec![named("cuda:0", 0), named("cuda:1", 0)]).unwrap();
         let mut start = || {
             let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
@@ -384,10 +389,7 @@ mod tests {
 
     #[test]
     fn a_member_that_keeps_failing_gets_work_only_when_the_others_are_loaded() {
-        let circuit = RandomCircuit::new(Shape::Mixed, 100, 5);
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(3);
-        let params = paramgen::generate(circuit.clone(), &mut rng, &|_, _| {}).unwrap();
-        let srs = Arc::new(Srs::from_parameters(&params));
+        let (circuit, srs, mut rng) = fixture(100, 5, 3);
         // Member 0 reports two device failures in a row (absorbed by its CPU fallback).
         let spread = Spread::new(vec![named("cuda:0", 2), named("cuda:1", 0)]).unwrap();
         // Partitions stay in flight until all four have started.

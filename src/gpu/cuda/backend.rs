@@ -368,6 +368,16 @@ impl GpuBackend {
         })
     }
 
+    /// Runs a blocking device call, writing its milliseconds to `ms` and adding it to the
+    /// busy clock.
+    fn timed<T>(&self, ms: &mut f64, call: impl FnOnce() -> Result<T>) -> Result<T> {
+        let t = Instant::now();
+        let out = call()?;
+        *ms = t.elapsed().as_secs_f64() * 1e3;
+        self.busy.add(t, *ms);
+        Ok(out)
+    }
+
     fn finish_on_device(&self, p: DevicePending) -> Result<Proof> {
         let _current = self.ctx.enter()?;
         p.done.synchronize()?;
@@ -383,29 +393,25 @@ impl GpuBackend {
         self.injected_failure(InjectAt::Finish)?;
         let ord = self.ordinal();
         let r = &p.resident;
-        let mut msm_ms = [0f64; 5];
-        let mut timed = |k: usize, t: Instant| {
-            msm_ms[k] = t.elapsed().as_secs_f64() * 1e3;
-            self.busy.add(t, msm_ms[k]);
-        };
-        let (h, l, a, b1, b2) = {
+        let (h, l, a, b1, b2, msm_ms) = {
             let _one_msm_at_a_time = msm_lock(ord).lock().unwrap_or_else(|e| e.into_inner());
-            let t = Instant::now();
-            let h = kernels::msm_g1(ord, r.h.at(0), p.abc.at(0), p.h_len)?;
-            timed(0, t);
-            let t = Instant::now();
-            let l = kernels::msm_g1(ord, r.l.at(0), p.aux.at(0), p.aux_len)?;
-            timed(1, t);
-            let t = Instant::now();
-            let a = kernels::msm_g1(ord, r.a.at(0), p.a_scalars.at(0), p.a_len)?;
-            timed(2, t);
-            let t = Instant::now();
-            let b1 = kernels::msm_g1(ord, r.b_g1.at(0), p.b_scalars.at(0), p.b_len)?;
-            timed(3, t);
-            let t = Instant::now();
-            let b2 = kernels::msm_g2(ord, r.b_g2.at(0), p.b_scalars.at(0), p.b_len)?;
-            timed(4, t);
-            (h, l, a, b1, b2)
+            let mut ms = [0f64; 5];
+            let h = self.timed(&mut ms[0], || {
+                kernels::msm_g1(ord, r.h.at(0), p.abc.at(0), p.h_len)
+            })?;
+            let l = self.timed(&mut ms[1], || {
+                kernels::msm_g1(ord, r.l.at(0), p.aux.at(0), p.aux_len)
+            })?;
+            let a = self.timed(&mut ms[2], || {
+                kernels::msm_g1(ord, r.a.at(0), p.a_scalars.at(0), p.a_len)
+            })?;
+            let b1 = self.timed(&mut ms[3], || {
+                kernels::msm_g1(ord, r.b_g1.at(0), p.b_scalars.at(0), p.b_len)
+            })?;
+            let b2 = self.timed(&mut ms[4], || {
+                kernels::msm_g2(ord, r.b_g2.at(0), p.b_scalars.at(0), p.b_len)
+            })?;
+            (h, l, a, b1, b2, ms)
         };
         let [h_ms, l_ms, a_ms, b1_ms, b2_ms] = msm_ms;
         debug!(

@@ -458,7 +458,7 @@ pub fn bench(
         })?;
         let warm_up = FilecoinWorkload::new(porep(0)?, params_dir.to_path_buf());
         engine.prove(warm_up as Arc<dyn Workload>)?;
-        let workers_before = workers_busy(&engine);
+        let workers_before = engine.status().proving_busy_ms();
         let device_before = device_busy();
         let t = Instant::now();
         let ids: Vec<_> = (0..stream_jobs)
@@ -471,7 +471,7 @@ pub fn bench(
             engine.await_job(id, None)?;
         }
         let wall = t.elapsed().as_secs_f64() * 1e3;
-        let workers = (workers_busy(&engine) - workers_before) / wall;
+        let workers = (engine.status().proving_busy_ms() - workers_before) / wall;
         let device = (device_busy() - device_before) / wall;
         engine.close();
         Ok((wall, workers, device))
@@ -493,17 +493,6 @@ pub fn bench(
         "BENCH gpu/vs-supraseal ours=NA base=NA speedup=NA runs=0 (built without the supraseal feature)"
     );
     Ok(())
-}
-
-/// Busy milliseconds of the engine's prover workers and finalizers together.
-fn workers_busy(engine: &Engine) -> f64 {
-    engine
-        .status()
-        .workers
-        .iter()
-        .filter(|w| w.name.starts_with("prover") || w.name.starts_with("finalizer"))
-        .map(|w| w.busy_ms)
-        .sum()
 }
 
 /// `gpu/vs-supraseal`: the same `jobs` PoRep 2 KiB assignments and (r, s) proved by our GPU
