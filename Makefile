@@ -18,7 +18,7 @@ CUZK := $(TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine
 
-.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test link-test gpu-bundle bench
+.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test link-test gpu-bundle bench
 
 deps:
 	@scripts/install-deps.sh
@@ -93,6 +93,19 @@ cuda-test: cuda-deps
 	$(CUDA_ENV) $(CARGO) build --release --features cuda --bin cuzk
 	$(CUZK) gpu devices
 
+## The CUDA backend's own code over the host emulation of the device (feature `gpu-emulator`,
+## no CUDA needed): lints, the emulator tests, the fallback test with (emulated) devices
+## present, then scripts/gpu-check.sh itself on a `gpu-emulator` cuzk at CI sizes. Runs before
+## cuda-test, which rebuilds cuzk with CUDA.
+EMU_OUT := $(CUZK_CACHE)/emu-check
+emu-test: fixtures
+	$(CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
+	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_fallback
+	$(CARGO) build --release --features gpu-emulator --bin cuzk
+	rm -rf "$(EMU_OUT)"
+	CUZK_BIN=$(CUZK) MAX_LG=14 BENCH_MAX_LG=22 STREAM_JOBS=1 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 \
+	  scripts/gpu-check.sh "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
+
 ## One stripped cuzk binary with the CUDA backend and supraseal-c2 (the baseline) plus
 ## scripts/gpu-check.sh, for a GPU machine.
 gpu-bundle: cuda-deps
@@ -103,7 +116,7 @@ gpu-bundle: cuda-deps
 	@ls -la gpu-bundle
 
 ## Everything CI runs.
-test: lint rust-test c-test leak-test go-test link-test cuda-test
+test: lint rust-test c-test leak-test go-test link-test emu-test cuda-test
 
 ## Benchmarks: `make bench` runs every group, `make bench BENCH=prover` one of them.
 bench: deps

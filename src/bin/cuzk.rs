@@ -259,14 +259,14 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&cuzk::gpu::devices())?);
             Ok(())
         }
-        #[cfg(feature = "cuda")]
+        #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
         GpuCommand::Check { max_lg, testdata } => {
             let ok = cuzk::gpu::cuda::check::check(&testdata_dir(testdata), &params_dir, max_lg)?;
             anyhow::ensure!(ok, "some GPU checks failed (see CHECK lines)");
             println!("CHECK all passed");
             Ok(())
         }
-        #[cfg(feature = "cuda")]
+        #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
         GpuCommand::Bench {
             max_lg,
             stream_jobs,
@@ -274,7 +274,7 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
         } => {
             cuzk::gpu::cuda::check::bench(&testdata_dir(testdata), &params_dir, max_lg, stream_jobs)
         }
-        #[cfg(not(feature = "cuda"))]
+        #[cfg(not(any(feature = "cuda", feature = "gpu-emulator")))]
         GpuCommand::Check { .. } | GpuCommand::Bench { .. } => {
             let _ = (params_dir, testdata_dir);
             anyhow::bail!("this cuzk was built without the `cuda` feature")

@@ -109,7 +109,7 @@ fn select_backend(config: &Config) -> Result<Arc<dyn ErasedBackend>, EngineError
 /// Opens the configured devices: every listed one (any failure is an error), or with an empty
 /// list every device found (those that fail to open are skipped with a warning). Several
 /// devices are one [`crate::groth16::Spread`] backend.
-#[cfg(feature = "cuda")]
+#[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
 fn open_gpus(config: &Config) -> Result<Arc<dyn ErasedBackend>, String> {
     use crate::gpu::cuda::GpuBackend;
     let listed = !config.devices.is_empty();
@@ -136,7 +136,7 @@ fn open_gpus(config: &Config) -> Result<Arc<dyn ErasedBackend>, String> {
     }
 }
 
-#[cfg(not(feature = "cuda"))]
+#[cfg(not(any(feature = "cuda", feature = "gpu-emulator")))]
 fn open_gpus(_config: &Config) -> Result<Arc<dyn ErasedBackend>, String> {
     Err("this build has no CUDA backend (cargo feature `cuda`)".into())
 }

@@ -21,8 +21,9 @@ use log::{debug, warn};
 
 use super::device::DeviceContext;
 use super::kernels;
+use super::memory::{d2d, h2d, DeviceMem};
 use super::pinned::PinnedBlock;
-use super::resident::{as_bytes, d2d, h2d, DeviceMem, DevicePool, ResidentSrs};
+use super::resident::{as_bytes, DevicePool, ResidentSrs};
 use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};

@@ -1,0 +1,112 @@
+//! Emulated devices and contexts: [`super::DEVICES`] devices, and a per-thread stack of
+//! current contexts that the other emulated calls check, as the driver does.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+use super::registry;
+use super::{DEVICES, DEVICE_MEMORY};
+use crate::gpu::GpuDevice;
+use crate::groth16::Groth16Error;
+
+/// Maps an error to the prover's error type, naming what was being done.
+pub fn device_error(what: &str, e: impl std::fmt::Display) -> Groth16Error {
+    Groth16Error::Device(format!("{what}: {e}"))
+}
+
+/// Initialises the emulator (nothing to do; mirrors the driver's init).
+pub fn init() -> Result<(), Groth16Error> {
+    Ok(())
+}
+
+/// The emulated devices.
+pub fn list() -> Result<Vec<GpuDevice>, Groth16Error> {
+    Ok((0..DEVICES)
+        .map(|ordinal| GpuDevice {
+            ordinal,
+            name: name(ordinal),
+            memory_bytes: DEVICE_MEMORY,
+        })
+        .collect())
+}
+
+fn name(ordinal: u32) -> String {
+    format!("cuzk emulated GPU {ordinal} (host memory)")
+}
+
+thread_local! {
+    /// Contexts pushed on this thread, innermost last.
+    static CURRENT: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The device whose context is current on this thread; an error when none is, as driver calls
+/// without a context fail.
+pub(super) fn current() -> Result<u32, Groth16Error> {
+    CURRENT.with(|c| c.borrow().last().copied()).ok_or_else(|| {
+        Groth16Error::Device(
+            "no context is current on this thread (CUDA_ERROR_INVALID_CONTEXT)".into(),
+        )
+    })
+}
+
+/// Checks that `device`'s context is current (driver calls on its memory and streams).
+pub(super) fn require_current(device: u32) -> Result<(), Groth16Error> {
+    let current = current()?;
+    if current != device {
+        return Err(Groth16Error::Device(format!(
+            "device {device}'s object used while device {current}'s context is current \
+             (CUDA_ERROR_INVALID_CONTEXT)"
+        )));
+    }
+    registry::check_alive(device)
+}
+
+/// One emulated device's context.
+pub struct DeviceContext {
+    /// Device ordinal.
+    pub ordinal: u32,
+    /// Device name.
+    pub name: String,
+}
+
+impl DeviceContext {
+    /// Opens device `ordinal`; a bad ordinal is an error naming the devices that exist.
+    pub fn open(ordinal: u32) -> Result<Self, Groth16Error> {
+        if ordinal >= DEVICES {
+            return Err(Groth16Error::Device(format!(
+                "device {ordinal} does not exist ({DEVICES} CUDA device(s))"
+            )));
+        }
+        Ok(Self {
+            ordinal,
+            name: name(ordinal),
+        })
+    }
+
+    /// Makes the context current on the calling thread until the guard drops.
+    pub fn enter(&self) -> Result<CurrentGuard, Groth16Error> {
+        CURRENT.with(|c| c.borrow_mut().push(self.ordinal));
+        Ok(CurrentGuard {
+            _same_thread: PhantomData,
+        })
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory_info(&self) -> Result<(u64, u64), Groth16Error> {
+        let _current = self.enter()?;
+        registry::check_alive(self.ordinal)?;
+        let used = registry::used(self.ordinal);
+        Ok((DEVICE_MEMORY.saturating_sub(used), DEVICE_MEMORY))
+    }
+}
+
+/// A context pushed by [`DeviceContext::enter`]; popped on drop, on the same thread.
+pub struct CurrentGuard {
+    _same_thread: PhantomData<*const ()>,
+}
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.borrow_mut().pop());
+    }
+}

@@ -1,0 +1,263 @@
+//! Emulated kernels, with the contracts of cuda/groth16.cu's entry points: the quotient, the
+//! density gather and the NTT are queued on a stream; the MSMs block and run at once. The
+//! arithmetic is the CPU prover's (NTT, blst's Pippenger), so results equal the CPU backend's
+//! exactly when the backend hands the kernels the right buffers.
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
+use rayon::prelude::*;
+
+use super::registry::{self, Owner};
+use super::stream::GpuStream;
+use crate::groth16::msm::{self, to_canonical};
+use crate::groth16::ntt::Domain;
+use crate::groth16::Groth16Error;
+
+const SCALAR: usize = std::mem::size_of::<Scalar>();
+
+/// The largest NTT domain (as sppark's twiddle tables).
+const MAX_LG: u32 = 28;
+
+fn error(what: &str, message: impl std::fmt::Display) -> Groth16Error {
+    Groth16Error::Device(format!("{what}: {message}"))
+}
+
+/// Checks that `stream` belongs to device `ordinal` and that the device works.
+fn on_stream(what: &str, ordinal: u32, stream: &GpuStream) -> Result<(), Groth16Error> {
+    if stream.device() != ordinal {
+        return Err(error(
+            what,
+            format!(
+                "stream of device {} used for device {ordinal} (invalid resource handle)",
+                stream.device()
+            ),
+        ));
+    }
+    registry::check_alive(ordinal)
+}
+
+fn check_lg(what: &str, lg: u32) -> Result<(), Groth16Error> {
+    if lg == 0 || lg > MAX_LG {
+        return Err(error(
+            what,
+            format!("NTT domain 2^{lg} is outside 2^1..2^{MAX_LG}"),
+        ));
+    }
+    Ok(())
+}
+
+/// # Safety
+/// `addr` must be a live allocation of at least `len` values of `T`, used by no one else
+/// while the slice lives.
+unsafe fn slice_mut<'a, T>(addr: u64, len: usize) -> &'a mut [T] {
+    std::slice::from_raw_parts_mut(addr as *mut T, len)
+}
+
+/// h = (a·b − c)/z on the coset, in place in `d_a` (cuda/groth16.cu's `cuzk_cuda_quotient`):
+/// the tails past `n` are zeroed, then iNTT, coset NTT, pointwise, inverse coset NTT.
+#[allow(clippy::too_many_arguments)]
+pub fn quotient(
+    ordinal: u32,
+    stream: &GpuStream,
+    d_a: u64,
+    d_b: u64,
+    d_c: u64,
+    n: usize,
+    lg: u32,
+    z_inv: &Scalar,
+) -> Result<(), Groth16Error> {
+    const WHAT: &str = "quotient";
+    check_lg(WHAT, lg)?;
+    on_stream(WHAT, ordinal, stream)?;
+    let m = 1usize << lg;
+    if n > m {
+        return Err(error(
+            WHAT,
+            format!("{n} evaluations exceed the domain 2^{lg}"),
+        ));
+    }
+    let bytes = (m * SCALAR) as u64;
+    for d in [d_a, d_b, d_c] {
+        registry::check_range(WHAT, d, m * SCALAR, Owner::Device(ordinal))?;
+    }
+    let disjoint = |x: u64, y: u64| x + bytes <= y || y + bytes <= x;
+    if !(disjoint(d_a, d_b) && disjoint(d_a, d_c) && disjoint(d_b, d_c)) {
+        return Err(error(WHAT, "a, b and c overlap"));
+    }
+    let z_inv = *z_inv;
+    stream.enqueue(Box::new(move || {
+        let domain = Domain::for_size(m).map_err(|e| e.to_string())?;
+        // SAFETY: three disjoint live allocations of m scalars (checked above; frees wait
+        // for queued work).
+        let (a, b, c) = unsafe {
+            (
+                slice_mut::<Scalar>(d_a, m),
+                slice_mut::<Scalar>(d_b, m),
+                slice_mut::<Scalar>(d_c, m),
+            )
+        };
+        for v in [&mut *a, &mut *b, &mut *c] {
+            v[n..].fill(Scalar::ZERO);
+            domain.ifft(v);
+            domain.coset_fft(v);
+        }
+        a.par_iter_mut()
+            .zip(b.par_iter())
+            .zip(c.par_iter())
+            .for_each(|((a, b), c)| *a = (*a * b - c) * z_inv);
+        domain.icoset_fft(a);
+        Ok(())
+    }))
+}
+
+/// Copies the scalars at `d_in` whose density bit is set to `d_out`, in order; `d_prefix[w]`
+/// counts the set bits before word w. An output past `d_out`'s allocation, or prefix counts
+/// that disagree with the bits, poison the device (an illegal address on a GPU).
+pub fn gather(
+    ordinal: u32,
+    stream: &GpuStream,
+    d_out: u64,
+    d_in: u64,
+    d_bits: u64,
+    d_prefix: u64,
+    n: usize,
+) -> Result<(), Groth16Error> {
+    const WHAT: &str = "density gather";
+    on_stream(WHAT, ordinal, stream)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let words = n.div_ceil(64);
+    let owner = Owner::Device(ordinal);
+    registry::check_range(WHAT, d_in, n * SCALAR, owner)?;
+    registry::check_range(WHAT, d_bits, words * 8, owner)?;
+    registry::check_range(WHAT, d_prefix, words * 4, owner)?;
+    stream.enqueue(Box::new(move || {
+        // SAFETY: live allocations of the checked sizes, read only.
+        let (input, bits, prefix) = unsafe {
+            (
+                &*slice_mut::<Scalar>(d_in, n),
+                &*slice_mut::<u64>(d_bits, words),
+                &*slice_mut::<u32>(d_prefix, words),
+            )
+        };
+        let tail = n % 64;
+        let last = if tail == 0 {
+            bits[words - 1]
+        } else {
+            bits[words - 1] & ((1u64 << tail) - 1)
+        };
+        let total = prefix[words - 1] as usize + last.count_ones() as usize;
+        registry::check_range(WHAT, d_out, total * SCALAR, owner).map_err(|e| e.to_string())?;
+        // SAFETY: checked just above; the output does not overlap the inputs it is gathered
+        // from (distinct allocations).
+        let out = unsafe { slice_mut::<Scalar>(d_out, total) };
+        for (i, x) in input.iter().enumerate() {
+            let (w, bit) = (i / 64, i % 64);
+            if (bits[w] >> bit) & 1 == 1 {
+                let below = (bits[w] & ((1u64 << bit) - 1)).count_ones();
+                let at = prefix[w] as usize + below as usize;
+                if at >= total {
+                    return Err(format!(
+                        "{WHAT}: prefix counts disagree with the bits (index {at} of {total})"
+                    ));
+                }
+                out[at] = *x;
+            }
+        }
+        Ok(())
+    }))
+}
+
+/// Reads `n` points of type `P` and `n` Montgomery scalars from the device for an MSM.
+fn msm_inputs<'a, P>(
+    what: &str,
+    ordinal: u32,
+    d_points: u64,
+    d_scalars: u64,
+    n: usize,
+) -> Result<(&'a [P], Vec<msm::ScalarBytes>), Groth16Error> {
+    registry::check_alive(ordinal)?;
+    let owner = Owner::Device(ordinal);
+    registry::check_range(what, d_points, n * std::mem::size_of::<P>(), owner)?;
+    registry::check_range(what, d_scalars, n * SCALAR, owner)?;
+    if n == 0 {
+        return Ok((&[], Vec::new()));
+    }
+    // SAFETY: live allocations of the checked sizes, read only while the MSM runs (the caller
+    // holds the buffers).
+    let (points, scalars) = unsafe {
+        (
+            &*slice_mut::<P>(d_points, n),
+            &*slice_mut::<Scalar>(d_scalars, n),
+        )
+    };
+    Ok((points, to_canonical(scalars)))
+}
+
+/// Σ scalars[i]·points[i] over G1; runs at once, unordered with the streams (as sppark's MSM).
+pub fn msm_g1(
+    ordinal: u32,
+    d_points: u64,
+    d_scalars: u64,
+    n: usize,
+) -> Result<G1Projective, Groth16Error> {
+    let (points, scalars) = msm_inputs::<G1Affine>("G1 MSM", ordinal, d_points, d_scalars, n)?;
+    Ok(msm::msm_g1(points, &scalars))
+}
+
+/// Σ scalars[i]·points[i] over G2, as [`msm_g1`].
+pub fn msm_g2(
+    ordinal: u32,
+    d_points: u64,
+    d_scalars: u64,
+    n: usize,
+) -> Result<G2Projective, Groth16Error> {
+    let (points, scalars) = msm_inputs::<G2Affine>("G2 MSM", ordinal, d_points, d_scalars, n)?;
+    Ok(msm::msm_g2(points, &scalars))
+}
+
+/// A forward (or inverse) NTT of `2^lg` device scalars in natural order.
+pub fn ntt(
+    ordinal: u32,
+    stream: &GpuStream,
+    d_v: u64,
+    lg: u32,
+    inverse: bool,
+) -> Result<(), Groth16Error> {
+    const WHAT: &str = "NTT";
+    check_lg(WHAT, lg)?;
+    on_stream(WHAT, ordinal, stream)?;
+    let m = 1usize << lg;
+    registry::check_range(WHAT, d_v, m * SCALAR, Owner::Device(ordinal))?;
+    stream.enqueue(Box::new(move || {
+        let domain = Domain::for_size(m).map_err(|e| e.to_string())?;
+        // SAFETY: a live allocation of m scalars (checked above).
+        let v = unsafe { slice_mut::<Scalar>(d_v, m) };
+        if inverse {
+            domain.ifft(v);
+        } else {
+            domain.fft(v);
+        }
+        Ok(())
+    }))
+}
+
+/// Whether the kernels can use device `ordinal`.
+pub fn check_device(ordinal: u32) -> Result<(), Groth16Error> {
+    if ordinal >= super::DEVICES {
+        return Err(error(
+            "device check",
+            format!("device {ordinal} is not in sppark's GPU pool"),
+        ));
+    }
+    registry::check_alive(ordinal)
+}
+
+/// A kernel launch that fails, as the real one (a block larger than any device allows); the
+/// device keeps working.
+pub fn failing_launch(ordinal: u32, stream: &GpuStream) -> Result<(), Groth16Error> {
+    const WHAT: &str = "injected kernel failure";
+    on_stream(WHAT, ordinal, stream)?;
+    Err(error(WHAT, "invalid configuration argument (CUDA code 9)"))
+}

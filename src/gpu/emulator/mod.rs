@@ -1,0 +1,43 @@
+//! A host emulation of the CUDA device layer (feature `gpu-emulator`, without `cuda`): the same
+//! API as `gpu::cuda`'s `device`, `stream`, `memory`, `pinned` and `kernels` modules, so the
+//! CUDA backend's own code (partition layout, density gathering, SRS residency, pools, error
+//! paths, the GPU checks and benchmarks) runs and is tested on machines without a GPU.
+//!
+//! It models what the backend must get right, so that a mistake fails a test every time:
+//! - device memory is host memory handed out as addresses; every copy and kernel checks that
+//!   its ranges lie in live allocations of the right device, and fresh allocations hold
+//!   garbage, as device memory may;
+//! - [`DEVICES`] devices of [`DEVICE_MEMORY`] bytes each: a larger allocation is an
+//!   out-of-memory error;
+//! - driver calls need the device's context current on the calling thread;
+//! - streams are lazy: queued work runs only when the host waits for it (a stream or event
+//!   synchronize, or a free, which synchronises the device as `cuMemFree` does), the latest a
+//!   real device could run it. A missing wait leaves stale data behind every time;
+//! - a copy from pinned memory reads its source when it runs (DMA), one from pageable memory
+//!   at the call (the driver stages it);
+//! - MSMs block and run at once on the calling thread, unordered with the streams (sppark's
+//!   MSM runs on streams of its own);
+//! - an access outside its buffers found while work runs poisons the device, as a sticky CUDA
+//!   error does: every later call on it fails.
+//!
+//! The kernels compute with the CPU prover's NTT and MSM code. What this cannot test is the
+//! CUDA C++ itself (`cuda/groth16.cu`, sppark): `scripts/gpu-check.sh` on a GPU does.
+
+pub mod device;
+pub mod kernels;
+pub mod memory;
+pub mod pinned;
+mod registry;
+pub mod stream;
+
+/// Number of emulated devices (two, so several-device paths run too).
+pub const DEVICES: u32 = 2;
+
+/// Memory of each emulated device in bytes (counted, not reserved).
+pub const DEVICE_MEMORY: u64 = 16 << 30;
+
+/// Breaks emulated device `ordinal` as a sticky CUDA error (an illegal address) breaks a
+/// context: every later call on it fails with `why`. For tests of the error paths.
+pub fn break_device(ordinal: u32, why: &str) {
+    registry::poison(ordinal, why.to_string());
+}

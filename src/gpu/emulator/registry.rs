@@ -1,0 +1,151 @@
+//! The emulator's memory: host allocations handed out as device addresses, the ranges every
+//! copy and kernel is checked against, per-device usage, and poisoned devices.
+
+use std::alloc::{alloc, dealloc, Layout};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use super::{DEVICES, DEVICE_MEMORY};
+use crate::groth16::Groth16Error;
+
+/// Who an allocation belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Device memory of one device.
+    Device(u32),
+    /// Page-locked host memory (usable by every device).
+    Pinned,
+}
+
+struct Allocation {
+    bytes: usize,
+    owner: Owner,
+}
+
+struct Registry {
+    live: BTreeMap<u64, Allocation>,
+    used: [u64; DEVICES as usize],
+    poisoned: [Option<String>; DEVICES as usize],
+}
+
+/// What fresh device and pinned memory holds (CUDA gives no zeroed memory either).
+const GARBAGE: u8 = 0xA5;
+const ALIGN: usize = 256;
+
+fn registry() -> MutexGuard<'static, Registry> {
+    static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+        live: BTreeMap::new(),
+        used: [0; DEVICES as usize],
+        poisoned: [const { None }; DEVICES as usize],
+    });
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn device_index(device: u32) -> Result<usize, Groth16Error> {
+    if device < DEVICES {
+        Ok(device as usize)
+    } else {
+        Err(Groth16Error::Device(format!(
+            "emulated device {device} does not exist (CUDA_ERROR_INVALID_DEVICE)"
+        )))
+    }
+}
+
+/// Allocates `bytes` (at least one) for `owner`, filled with garbage; device memory beyond
+/// [`DEVICE_MEMORY`] is an out-of-memory error.
+pub fn allocate(owner: Owner, bytes: usize) -> Result<u64, Groth16Error> {
+    let bytes = bytes.max(1);
+    if let Owner::Device(d) = owner {
+        let mut r = registry();
+        let i = device_index(d)?;
+        if r.used[i].saturating_add(bytes as u64) > DEVICE_MEMORY {
+            return Err(Groth16Error::Device(format!(
+                "allocating {bytes} bytes on emulated device {d}: out of memory \
+                 (CUDA_ERROR_OUT_OF_MEMORY)"
+            )));
+        }
+        r.used[i] += bytes as u64;
+    }
+    let layout = Layout::from_size_align(bytes, ALIGN)
+        .map_err(|e| Groth16Error::Device(format!("allocating {bytes} bytes: {e}")))?;
+    // SAFETY: a non-zero size with a valid alignment.
+    let ptr = unsafe { alloc(layout) };
+    if ptr.is_null() {
+        if let Owner::Device(d) = owner {
+            registry().used[d as usize] -= bytes as u64;
+        }
+        return Err(Groth16Error::Device(format!(
+            "allocating {bytes} bytes of host memory for the emulator failed"
+        )));
+    }
+    // SAFETY: the allocation has `bytes` bytes.
+    unsafe { std::ptr::write_bytes(ptr, GARBAGE, bytes) };
+    registry()
+        .live
+        .insert(ptr as u64, Allocation { bytes, owner });
+    Ok(ptr as u64)
+}
+
+/// Frees an allocation made by [`allocate`].
+pub fn release(addr: u64) {
+    let Some(a) = registry().live.remove(&addr) else {
+        panic!("emulator: freeing {addr:#x}, which is not a live allocation");
+    };
+    if let Owner::Device(d) = a.owner {
+        registry().used[d as usize] -= a.bytes as u64;
+    }
+    let layout = Layout::from_size_align(a.bytes, ALIGN).expect("checked at allocation");
+    // SAFETY: allocated by `allocate` with this layout, freed once (just unregistered).
+    unsafe { dealloc(addr as *mut u8, layout) };
+}
+
+/// Checks that `[addr, addr + bytes)` lies inside one live allocation of `owner`.
+pub fn check_range(what: &str, addr: u64, bytes: usize, owner: Owner) -> Result<(), Groth16Error> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let r = registry();
+    let inside = r
+        .live
+        .range(..=addr)
+        .next_back()
+        .is_some_and(|(&start, a)| {
+            a.owner == owner && addr + bytes as u64 <= start + a.bytes as u64
+        });
+    if inside {
+        Ok(())
+    } else {
+        Err(Groth16Error::Device(format!(
+            "{what}: {bytes} bytes at {addr:#x} are not inside one {owner:?} allocation \
+             (CUDA_ERROR_INVALID_VALUE)"
+        )))
+    }
+}
+
+/// Whether host memory `[ptr, ptr + bytes)` is one pinned allocation.
+pub fn is_pinned(ptr: *const u8, bytes: usize) -> bool {
+    check_range("", ptr as u64, bytes.max(1), Owner::Pinned).is_ok()
+}
+
+/// Device bytes allocated on `device`.
+pub fn used(device: u32) -> u64 {
+    registry().used[device as usize % DEVICES as usize]
+}
+
+/// Marks `device` broken: every later call on it fails with `message` (a sticky error).
+pub fn poison(device: u32, message: String) {
+    log::error!("emulated device {device}: {message}");
+    registry().poisoned[device as usize % DEVICES as usize].get_or_insert(message);
+}
+
+/// The sticky error of `device`, if it has one.
+pub fn check_alive(device: u32) -> Result<(), Groth16Error> {
+    let i = device_index(device)?;
+    match &registry().poisoned[i] {
+        None => Ok(()),
+        Some(m) => Err(Groth16Error::Device(format!(
+            "emulated device {device} is broken by an earlier error: {m} \
+             (CUDA_ERROR_ILLEGAL_ADDRESS)"
+        ))),
+    }
+}

@@ -1,0 +1,269 @@
+//! The CUDA backend's own code (partition layout, copies, density gathers, resident SRS, device
+//! buffer pool, the two phases, error paths) over the host emulation of the device (feature
+//! `gpu-emulator`, see src/gpu/emulator): its proofs must be byte-identical to bellperson's
+//! `create_proof` and to the CPU backend's for the same assignments, r and s, and pass
+//! bellperson's verifier. The emulator runs queued work only when the host waits for it, so a
+//! missing wait in the backend fails these tests every time.
+//!
+//! Device 0 serves the proving tests; device 1 is broken on purpose by the sticky-error test.
+#![cfg(all(feature = "gpu-emulator", not(feature = "cuda")))]
+
+use std::sync::Arc;
+
+use bellperson::groth16::create_proof;
+use blstrs::Bls12;
+use cuzk::engine::{Config, Engine, Workload};
+use cuzk::gpu::cuda::GpuBackend;
+use cuzk::gpu::emulator;
+use cuzk::groth16::paramgen;
+use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
+use cuzk::groth16::{
+    synthesize, verify, AbcBuffers, CpuBackend, Proof, ProverBackend, Randomness, Srs,
+};
+use cuzk::proofs::workload::FilecoinWorkload;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+mod common;
+
+fn rng(seed: u64) -> ChaCha20Rng {
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// A random circuit of `2^lg - 16` constraints with its parameters and bellperson's proof for
+/// randomness `seed`.
+struct Case {
+    lg: u32,
+    circuit: RandomCircuit,
+    srs: Arc<Srs>,
+    randomness: Randomness,
+    reference: Vec<u8>,
+}
+
+fn case(shape: Shape, lg: u32, seed: u64) -> Case {
+    let circuit = RandomCircuit::new(shape, (1usize << lg) - 16, seed);
+    let params = paramgen::generate(circuit.clone(), &mut rng(seed), &|_, _| {}).unwrap();
+    let randomness = Randomness::random(&mut rng(seed + 1));
+    let theirs =
+        create_proof::<Bls12, _, _>(circuit.clone(), &params, randomness.r, randomness.s).unwrap();
+    let mut reference = Vec::new();
+    theirs.write(&mut reference).unwrap();
+    Case {
+        lg,
+        circuit,
+        srs: Arc::new(Srs::from_parameters(&params)),
+        randomness,
+        reference,
+    }
+}
+
+impl Case {
+    fn buffers(&self, gpu: &GpuBackend, pinned: bool) -> AbcBuffers {
+        if pinned {
+            // Room for the input constraints too (InputsOnly doubles the count).
+            gpu.alloc_buffers(4 << self.lg)
+        } else {
+            AbcBuffers::default()
+        }
+    }
+
+    /// Asserts `proof` equals bellperson's bytes and passes bellperson's verifier.
+    fn assert_matches(&self, proof: &Proof, what: &str) {
+        assert_eq!(
+            proof.to_bytes().to_vec(),
+            self.reference,
+            "{what}: proof differs from bellperson's"
+        );
+        assert!(
+            verify(&self.srs, proof, &self.circuit.public_inputs()),
+            "{what}: proof does not verify"
+        );
+    }
+}
+
+#[test]
+fn gpu_backend_proofs_equal_bellperson_for_every_shape_from_pinned_and_pageable_buffers() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let gpu = GpuBackend::open(0, false).unwrap();
+    let shapes = [
+        (Shape::Mixed, 10),
+        (Shape::InputsOnly, 10),
+        (Shape::AuxOnly, 10),
+        (Shape::AbsentFromA, 10),
+        (Shape::EmptyB, 10),
+        (Shape::Extended, 10),
+        (Shape::Mixed, 13),
+    ];
+    for (i, (shape, lg)) in shapes.into_iter().enumerate() {
+        let c = case(shape, lg, 40 + i as u64);
+        for pinned in [true, false] {
+            let asg = synthesize(c.circuit.clone(), c.buffers(&gpu, pinned)).unwrap();
+            assert_eq!(
+                asg.abc.is_pinned(),
+                pinned,
+                "{shape:?} 2^{lg}: {}",
+                asg.num_constraints()
+            );
+            let proof = gpu.prove(asg, &c.srs, c.randomness).unwrap();
+            c.assert_matches(&proof, &format!("{shape:?} 2^{lg} pinned={pinned}"));
+        }
+        let cpu = CpuBackend
+            .prove(
+                synthesize(c.circuit.clone(), AbcBuffers::default()).unwrap(),
+                &c.srs,
+                c.randomness,
+            )
+            .unwrap();
+        c.assert_matches(&cpu, "CPU backend");
+    }
+    // Domains below the device range are proved on the CPU inside the GPU backend.
+    let small = case(Shape::Mixed, 8, 90);
+    let asg = synthesize(small.circuit.clone(), AbcBuffers::default()).unwrap();
+    let proof = gpu.prove(asg, &small.srs, small.randomness).unwrap();
+    small.assert_matches(&proof, "2^8 (CPU path)");
+}
+
+#[test]
+fn partitions_in_flight_together_finish_in_any_order() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let gpu = GpuBackend::open(0, false).unwrap();
+    // One parameter set (resident once), three witnesses: nothing but the backend's own waits
+    // makes the emulated device run queued work.
+    let first = case(Shape::Mixed, 11, 60);
+    let params = paramgen::generate(first.circuit.clone(), &mut rng(60), &|_, _| {}).unwrap();
+    let witnesses: Vec<(RandomCircuit, Randomness, Vec<u8>)> = (0..3)
+        .map(|i| {
+            let mut circuit = first.circuit.clone();
+            circuit.witness_seed = 1000 + i;
+            let r = Randomness::random(&mut rng(70 + i));
+            let theirs = create_proof::<Bls12, _, _>(circuit.clone(), &params, r.r, r.s).unwrap();
+            let mut bytes = Vec::new();
+            theirs.write(&mut bytes).unwrap();
+            (circuit, r, bytes)
+        })
+        .collect();
+    // Every partition's copies and kernels are queued before any is finished, with the a/b/c
+    // buffers kept (freeing pinned memory would synchronise); the last one queued is finished
+    // first, so each finish must wait for exactly its own work.
+    let mut kept = Vec::new();
+    let pending: Vec<_> = witnesses
+        .iter()
+        .map(|(circuit, r, _)| {
+            let asg = synthesize(circuit.clone(), first.buffers(&gpu, true)).unwrap();
+            let started = gpu.prove_start(asg, &first.srs, *r).unwrap();
+            kept.push(started.released);
+            started.pending
+        })
+        .collect();
+    for ((circuit, _, reference), p) in witnesses.iter().zip(pending).rev() {
+        let proof = gpu.prove_finish(p).unwrap();
+        assert_eq!(&proof.to_bytes().to_vec(), reference, "in flight together");
+        assert!(verify(&first.srs, &proof, &circuit.public_inputs()));
+    }
+    drop(kept);
+    assert_eq!(gpu.failures_in_a_row(), 0);
+    assert!(gpu.busy_ms() > 0.0, "the busy clock counts the kernels");
+}
+
+#[test]
+fn a_device_broken_by_a_sticky_error_fails_its_partitions_and_the_engine_keeps_serving() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    const BROKEN: u32 = 1;
+    let c = case(Shape::Mixed, 11, 80);
+    let with_fallback = Arc::new(GpuBackend::open(BROKEN, true).unwrap());
+    let without = GpuBackend::open(BROKEN, false).unwrap();
+    let proof = with_fallback
+        .prove(
+            synthesize(c.circuit.clone(), AbcBuffers::default()).unwrap(),
+            &c.srs,
+            c.randomness,
+        )
+        .unwrap();
+    c.assert_matches(&proof, "before the error");
+
+    emulator::break_device(BROKEN, "illegal memory access (test)");
+
+    // Without the fallback the partition fails with the device's error, counted against it.
+    let err = without
+        .prove(
+            synthesize(c.circuit.clone(), without.alloc_buffers(1 << 11)).unwrap(),
+            &c.srs,
+            c.randomness,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("broken"), "{err}");
+    assert_eq!(without.failures_in_a_row(), 1);
+    // Opening the broken device again is refused.
+    assert!(GpuBackend::open(BROKEN, true).is_err());
+
+    // An engine on the broken device with the CPU fallback keeps proving, job after job, and
+    // filecoin-proofs' verifier accepts each proof.
+    let fx = common::fixture();
+    let config = Config {
+        synthesis_workers: 1,
+        pool_buffers: 2,
+        cpu_fallback: true,
+        ..Config::default()
+    };
+    let engine = Engine::open(
+        config,
+        Arc::clone(&with_fallback) as Arc<dyn cuzk::engine::ErasedBackend>,
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let w = FilecoinWorkload::new(fx.data.window_request().unwrap(), fx.srs.dir());
+        let proof = engine.prove(Arc::clone(&w) as Arc<dyn Workload>).unwrap();
+        assert!(w.request().verify(&proof).unwrap());
+    }
+    assert!(with_fallback.failures_in_a_row() >= 2);
+    engine.close();
+}
+
+#[test]
+fn the_emulator_runs_queued_work_only_when_waited_for_and_checks_contexts_and_ranges() {
+    use cuzk::gpu::cuda::device::DeviceContext;
+    use cuzk::gpu::cuda::memory::{h2d, DeviceMem};
+    use cuzk::gpu::cuda::stream::{GpuEvent, GpuStream};
+
+    let ctx = Arc::new(DeviceContext::open(0).unwrap());
+    assert!(
+        GpuStream::new().is_err(),
+        "driver calls need a current context"
+    );
+    let current = ctx.enter().unwrap();
+    let stream = GpuStream::new().unwrap();
+    let mem = DeviceMem::alloc(&ctx, 64).unwrap();
+    // SAFETY: emulated device memory is host memory of 64 bytes at this address.
+    let read = || unsafe { std::ptr::read(mem.at(0) as *const [u8; 64]) };
+    assert_ne!(read(), [7u8; 64], "fresh memory holds garbage");
+
+    let (began, done) = (GpuEvent::new().unwrap(), GpuEvent::new().unwrap());
+    began.record(&stream).unwrap();
+    h2d(mem.at(0), &[7u8; 64], &stream).unwrap();
+    done.record(&stream).unwrap();
+    assert_ne!(read(), [7u8; 64], "queued work has not run");
+    assert!(done.ms_since(&began).is_err(), "events not reached yet");
+    done.synchronize().unwrap();
+    assert_eq!(read(), [7u8; 64], "waiting for the event ran the copy");
+    assert!(done.ms_since(&began).unwrap() >= 0.0);
+
+    assert!(
+        h2d(mem.at(32), &[0u8; 64], &stream).is_err(),
+        "a copy past the allocation is refused"
+    );
+    assert!(
+        DeviceMem::alloc(&ctx, emulator::DEVICE_MEMORY as usize + 1).is_err(),
+        "more than the device holds is out of memory"
+    );
+    drop(current);
+    assert!(
+        stream.synchronize().is_err(),
+        "no context current after the guard dropped"
+    );
+    let other = DeviceContext::open(1).unwrap();
+    let _other = other.enter().unwrap();
+    assert!(
+        h2d(mem.at(0), &[0u8; 64], &stream).is_err(),
+        "device 0's stream with device 1's context current is refused"
+    );
+}
