@@ -169,6 +169,9 @@ void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, siz
 // Launched with more threads per block than any device allows: the launch itself fails.
 __global__ void never_runs() {}
 
+// Writes through a null pointer: an illegal address, which breaks the context for good.
+__global__ void write_through_null(volatile int* nowhere) { *nowhere = 1; }
+
 constexpr unsigned threads = 256;
 inline unsigned blocks_for(size_t n) { return (unsigned)((n + threads - 1) / threads); }
 
@@ -272,6 +275,18 @@ int cuzk_cuda_failing_launch(int ordinal, void* stream, char* err, size_t err_le
     return guarded("injected kernel failure", err, err_len, [&] {
         select_device(ordinal);
         never_runs<<<1, 4096, 0, (cudaStream_t)stream>>>();
+    });
+}
+
+// A kernel that writes to an illegal address, then waits for it: the GPU checks' sticky error.
+// The context of device `ordinal` is broken afterwards: every later call on it fails, in this
+// process, for good. Only for a check run last in its own process.
+int cuzk_cuda_illegal_access(int ordinal, void* stream, char* err, size_t err_len)
+{
+    return guarded("injected sticky error", err, err_len, [&] {
+        select_device(ordinal);
+        write_through_null<<<1, 1, 0, (cudaStream_t)stream>>>(nullptr);
+        CUDA_OK(cudaStreamSynchronize((cudaStream_t)stream));
     });
 }
 

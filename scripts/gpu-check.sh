@@ -6,13 +6,15 @@
 #
 # It generates its own 2 KiB parameters and test data, checks GPU proofs against CPU proofs
 # byte for byte (random circuits 2^10..2^22, every 2 KiB kind, device errors), runs the `gpu`
-# benchmark group and writes everything to one log: $OUT/gpu-check.log (default ./gpu-out).
+# benchmark group, then injects a sticky device error (CPU fallback must take over), and
+# writes everything to one log: $OUT/gpu-check.log (default ./gpu-out).
 # Budget: about 8 minutes on a 16-core host with an H200.
 #
 # CI runs it too, on a `cuzk` built with the `gpu-emulator` feature instead of `cuda` (`make
 # emu-test`: the same checks over a host emulation of the device, smaller sizes), so the
 # script, the CLI and the checks are known to work before a GPU session spends its minutes.
-# Sizes and time caps: MAX_LG, BENCH_MAX_LG, STREAM_JOBS, CHECK_TIMEOUT, BENCH_TIMEOUT.
+# Sizes and time caps: MAX_LG, BENCH_MAX_LG, STREAM_JOBS, CHECK_TIMEOUT, BENCH_TIMEOUT,
+# STICKY_TIMEOUT.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cuzk="${CUZK_BIN:-$here/cuzk}"
@@ -37,6 +39,8 @@ step "$cuzk" testdata generate --dir "$CUZK_CACHE/testdata-2k"
 step timeout "${CHECK_TIMEOUT:-240}" "$cuzk" gpu check --max-lg "${MAX_LG:-22}" --testdata "$CUZK_CACHE/testdata-2k"
 step timeout "${BENCH_TIMEOUT:-200}" "$cuzk" gpu bench --max-lg "${BENCH_MAX_LG:-26}" --stream-jobs "${STREAM_JOBS:-8}" \
   --testdata "$CUZK_CACHE/testdata-2k"
+# Last, in a process of its own: it breaks the device's context for the rest of that process.
+step timeout "${STICKY_TIMEOUT:-120}" "$cuzk" gpu check-sticky --testdata "$CUZK_CACHE/testdata-2k"
 grep -E "^(CHECK|BENCH|NOTE)" "$log" | tee "$out/summary.txt"
 echo "gpu-check: $( [ $status -eq 0 ] && echo ok || echo FAILED ) (log: $log)"
 exit $status

@@ -63,6 +63,14 @@ enum GpuCommand {
         #[arg(long)]
         testdata: Option<PathBuf>,
     },
+    /// A sticky device error (an illegal address) injected into an engine with the CPU
+    /// fallback: jobs still prove and verify. Breaks the device for the rest of the process,
+    /// so it runs in a process of its own, last.
+    CheckSticky {
+        /// Test data directory (generated when missing).
+        #[arg(long)]
+        testdata: Option<PathBuf>,
+    },
     /// GPU benchmarks: H2D pinned vs pageable, NTT/MSM alone, a PoRep 2 KiB stream vs CPU.
     Bench {
         /// Largest NTT/MSM, log2 of its points.
@@ -267,6 +275,13 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
             Ok(())
         }
         #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
+        GpuCommand::CheckSticky { testdata } => {
+            let ok = cuzk::gpu::cuda::check::check_sticky(&testdata_dir(testdata), &params_dir)?;
+            anyhow::ensure!(ok, "the sticky-error check failed (see CHECK lines)");
+            println!("CHECK sticky error: all passed");
+            Ok(())
+        }
+        #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
         GpuCommand::Bench {
             max_lg,
             stream_jobs,
@@ -275,7 +290,7 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
             cuzk::gpu::cuda::check::bench(&testdata_dir(testdata), &params_dir, max_lg, stream_jobs)
         }
         #[cfg(not(any(feature = "cuda", feature = "gpu-emulator")))]
-        GpuCommand::Check { .. } | GpuCommand::Bench { .. } => {
+        GpuCommand::Check { .. } | GpuCommand::CheckSticky { .. } | GpuCommand::Bench { .. } => {
             let _ = (params_dir, testdata_dir);
             anyhow::bail!("this cuzk was built without the `cuda` feature")
         }

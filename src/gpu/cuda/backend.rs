@@ -81,6 +81,9 @@ pub enum InjectAt {
     Start = 1,
     /// In `prove_finish`, before the MSMs (the job fails).
     Finish = 2,
+    /// In `prove_start`, an illegal address: a sticky error that breaks the device for the
+    /// rest of the process (later partitions fail on it, or go to the CPU with the fallback).
+    Sticky = 3,
 }
 
 /// Work carried from `prove_start` to `prove_finish`.
@@ -149,16 +152,20 @@ impl GpuBackend {
         self.injected.store(at as u8, Ordering::SeqCst);
     }
 
-    /// Runs the injected failing launch if one is armed for `at`.
+    /// Runs the injected failure armed for `at`, if any: a failing launch, or for
+    /// [`InjectAt::Sticky`] an illegal address.
     fn injected_failure(&self, at: InjectAt) -> Result<()> {
         let armed = self
             .injected
             .compare_exchange(at as u8, 0, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok();
-        if armed {
-            kernels::failing_launch(self.ordinal(), &self.compute_stream)?;
+        match (armed, at) {
+            (false, _) => Ok(()),
+            (true, InjectAt::Sticky) => {
+                kernels::illegal_access(self.ordinal(), &self.compute_stream)
+            }
+            (true, _) => kernels::failing_launch(self.ordinal(), &self.compute_stream),
         }
-        Ok(())
     }
 
     /// The device's CUDA ordinal.
@@ -306,6 +313,7 @@ impl GpuBackend {
         let s = &self.compute_stream;
         let ord = self.ordinal();
         self.injected_failure(InjectAt::Start)?;
+        self.injected_failure(InjectAt::Sticky)?;
         let (began, done) = (GpuEvent::new()?, GpuEvent::new()?);
         let queued_at = Instant::now();
         began.record(s)?;

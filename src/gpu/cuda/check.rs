@@ -338,6 +338,55 @@ fn kernel_failures(
     results
 }
 
+/// The sticky-error check (`cuzk gpu check-sticky`, last, in a process of its own): an illegal
+/// address injected into `prove_start` breaks the first device's context for good. An engine
+/// with the CPU fallback must prove that job and the next one anyway (on the CPU; the
+/// filecoin-proofs verifier accepts both), count the device's failures, and close without
+/// taking the process down.
+pub fn check_sticky(testdata_dir: &std::path::Path, params_dir: &std::path::Path) -> Res<bool> {
+    let devices = crate::gpu::devices();
+    println!("CHECK devices={devices:?}");
+    note_if_emulated();
+    anyhow::ensure!(!devices.is_empty(), "no CUDA device");
+    let data = TestData::ensure(testdata_dir)?;
+    let gpu = Arc::new(GpuBackend::open(devices[0].ordinal, true)?);
+    let config = Config {
+        synthesis_workers: 2,
+        pool_buffers: 2,
+        cpu_fallback: true,
+        ..Config::default()
+    };
+    let engine = Engine::open(
+        config,
+        Arc::clone(&gpu) as Arc<dyn crate::engine::ErasedBackend>,
+    )?;
+    gpu.inject_kernel_failure(InjectAt::Sticky);
+    let mut ok = true;
+    for job in ["the job hit by the error", "the job after it"] {
+        let w = FilecoinWorkload::new(data.winning_request()?, params_dir.to_path_buf());
+        let verdict = engine
+            .prove(Arc::clone(&w) as Arc<dyn Workload>)
+            .map(|proof| w.request().verify(&proof).unwrap_or(false));
+        println!("CHECK sticky error, {job}: {verdict:?}");
+        let passed = matches!(verdict, Ok(true));
+        println!(
+            "CHECK sticky error: {job} is proved on the CPU and verifies: {}",
+            if passed { "PASS" } else { "FAIL" }
+        );
+        ok &= passed;
+    }
+    let failures = gpu.failures_in_a_row();
+    let counted = failures >= 2;
+    println!(
+        "CHECK sticky error: the broken device's failures are counted ({failures}): {}",
+        if counted { "PASS" } else { "FAIL" }
+    );
+    engine.close();
+    drop(gpu);
+    println!("CHECK sticky error: engine closed and the device released without an abort");
+    Ok(ok && counted)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]

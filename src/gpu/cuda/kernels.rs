@@ -67,6 +67,12 @@ extern "C" {
         err: *mut c_char,
         err_len: usize,
     ) -> c_int;
+    fn cuzk_cuda_illegal_access(
+        ordinal: c_int,
+        stream: *mut c_void,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
 }
 
 /// The raw handle of one of our streams.
@@ -216,4 +222,11 @@ pub fn check_device(ordinal: u32) -> Result<(), Groth16Error> {
 pub fn failing_launch(ordinal: u32, stream: &GpuStream) -> Result<(), Groth16Error> {
     // SAFETY: a live stream; the kernel never runs.
     checked(|e, l| unsafe { cuzk_cuda_failing_launch(ordinal as c_int, raw(stream), e, l) })
+}
+
+/// A kernel writing to an illegal address, waited for: a sticky error that breaks device
+/// `ordinal`'s context for the rest of the process (the GPU checks' last check).
+pub fn illegal_access(ordinal: u32, stream: &GpuStream) -> Result<(), Groth16Error> {
+    // SAFETY: a live stream; the kernel's fault is contained by the driver.
+    checked(|e, l| unsafe { cuzk_cuda_illegal_access(ordinal as c_int, raw(stream), e, l) })
 }

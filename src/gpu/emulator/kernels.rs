@@ -261,3 +261,14 @@ pub fn failing_launch(ordinal: u32, stream: &GpuStream) -> Result<(), Groth16Err
     on_stream(WHAT, ordinal, stream)?;
     Err(error(WHAT, "invalid configuration argument (CUDA code 9)"))
 }
+
+/// A kernel writing to an illegal address: poisons the device, as the sticky error does.
+pub fn illegal_access(ordinal: u32, stream: &GpuStream) -> Result<(), Groth16Error> {
+    const WHAT: &str = "injected sticky error";
+    on_stream(WHAT, ordinal, stream)?;
+    registry::poison(ordinal, "an illegal memory access was encountered".into());
+    Err(error(
+        WHAT,
+        "an illegal memory access was encountered (CUDA_ERROR_ILLEGAL_ADDRESS)",
+    ))
+}
