@@ -57,11 +57,15 @@ leak-test: c-test
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
 	  --error-exitcode=3 $(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k
 
-## Links go/lib to the library cargo built (shared by default; see go/cuzk/cgo.go for static).
-go-lib: build
+## Links go/lib to the library cargo built last (shared by default; see go/cuzk/cgo.go for
+## static).
+define link_go_lib
 	@mkdir -p go/lib
 	ln -sf $(TARGET)/release/libcuzk.so go/lib/libcuzk.so
 	ln -sf $(TARGET)/release/libcuzk.a go/lib/libcuzk.a
+endef
+go-lib: build
+	$(link_go_lib)
 
 go-test: fixtures go-lib
 	cd go && go vet ./... && GOEXPERIMENT=cgocheck2 go test -count=1 -timeout 30m ./...
@@ -95,8 +99,9 @@ cuda-test: cuda-deps
 
 ## The CUDA backend's own code over the host emulation of the device (feature `gpu-emulator`,
 ## no CUDA needed): lints, the emulator tests, the fallback test with (emulated) devices
-## present, then scripts/gpu-check.sh itself on a `gpu-emulator` cuzk at CI sizes. Runs before
-## cuda-test, which rebuilds cuzk with CUDA.
+## present, scripts/gpu-check.sh itself on a `gpu-emulator` cuzk at CI sizes, and the Go demo
+## through the C ABI's default engine, which must prove every kind on the emulated GPUs. Runs
+## after the Go tests and before cuda-test, which rebuilds cuzk with CUDA.
 EMU_OUT := $(CUZK_CACHE)/emu-check
 emu-test: fixtures
 	$(CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
@@ -105,6 +110,11 @@ emu-test: fixtures
 	rm -rf "$(EMU_OUT)"
 	CUZK_BIN=$(CUZK) MAX_LG=14 BENCH_MAX_LG=22 STREAM_JOBS=1 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 \
 	  scripts/gpu-check.sh "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
+	$(CARGO) build --release --features gpu-emulator --lib
+	$(link_go_lib)
+	cd go && go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
+	@grep -v '^\[' "$(EMU_OUT)/demo.log" | sed -n '1,8p'
+	@grep -q '"backend": "cuda:0,1"' "$(EMU_OUT)/demo.log" || { echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
 
 ## One stripped cuzk binary with the CUDA backend and supraseal-c2 (the baseline) plus
 ## scripts/gpu-check.sh, for a GPU machine.
