@@ -83,7 +83,7 @@ pub fn check(
     let gpu = GpuBackend::open(devices[0].ordinal, false)?;
     let mut ok = true;
     let mut record = |name: &str, passed: bool| {
-        println!("CHECK {name}: {}", if passed { "PASS" } else { "FAIL" });
+        println!("CHECK {name}: {}", verdict(passed));
         ok &= passed;
     };
 
@@ -256,6 +256,46 @@ fn spread_engine(
     Ok(all && spread.started_per_member().iter().all(|&n| n > 0))
 }
 
+/// "PASS" or "FAIL" for a CHECK line.
+fn verdict(passed: bool) -> &'static str {
+    if passed {
+        "PASS"
+    } else {
+        "FAIL"
+    }
+}
+
+/// A fresh backend on device `ordinal` and a small engine over it, for the failure-injection
+/// checks (which arm failures on the backend the engine proves with).
+fn engine_on_device(ordinal: u32, cpu_fallback: bool) -> Res<(Arc<GpuBackend>, Engine)> {
+    let gpu = Arc::new(GpuBackend::open(ordinal, cpu_fallback)?);
+    let config = Config {
+        synthesis_workers: 2,
+        pool_buffers: 2,
+        cpu_fallback,
+        ..Config::default()
+    };
+    let engine = Engine::open(
+        config,
+        Arc::clone(&gpu) as Arc<dyn crate::engine::ErasedBackend>,
+    )?;
+    Ok((gpu, engine))
+}
+
+/// Proves the test data's WinningPoSt on `engine`: Ok(filecoin-proofs' verdict) or the job's
+/// error message.
+fn prove_winning(
+    engine: &Engine,
+    data: &TestData,
+    params_dir: &std::path::Path,
+) -> Res<Result<bool, String>> {
+    let w = FilecoinWorkload::new(data.winning_request()?, params_dir.to_path_buf());
+    Ok(match engine.prove(Arc::clone(&w) as Arc<dyn Workload>) {
+        Ok(proof) => Ok(w.request().verify(&proof).unwrap_or(false)),
+        Err(e) => Err(e.to_string()),
+    })
+}
+
 /// Kernel failures injected into engines proving the test data's WinningPoSt on the GPU: in `prove_start`
 /// without the CPU fallback (the job fails with the device's message), in `prove_start` with it
 /// (the CPU proves the partition), in `prove_finish` (the job fails); after each, the same
@@ -265,33 +305,10 @@ fn kernel_failures(
     data: &TestData,
     params_dir: &std::path::Path,
 ) -> Vec<(String, bool)> {
-    let workload = || -> Res<Arc<FilecoinWorkload>> {
-        Ok(FilecoinWorkload::new(
-            data.winning_request()?,
-            params_dir.to_path_buf(),
-        ))
-    };
-    // Proves one job; Ok(verdict of filecoin-proofs' verifier) or the job's error.
-    let prove = |engine: &Engine| -> Res<Result<bool, String>> {
-        let w = workload()?;
-        Ok(match engine.prove(Arc::clone(&w) as Arc<dyn Workload>) {
-            Ok(proof) => Ok(w.request().verify(&proof).unwrap_or(false)),
-            Err(e) => Err(e.to_string()),
-        })
-    };
+    let prove = |engine: &Engine| prove_winning(engine, data, params_dir);
     // One injected failure and the job after it: (name, passed) pairs.
     let case = |at: InjectAt, fallback: bool| -> Res<Vec<(String, bool)>> {
-        let gpu = Arc::new(GpuBackend::open(ordinal, fallback)?);
-        let config = Config {
-            synthesis_workers: 2,
-            pool_buffers: 2,
-            cpu_fallback: fallback,
-            ..Config::default()
-        };
-        let engine = Engine::open(
-            config,
-            Arc::clone(&gpu) as Arc<dyn crate::engine::ErasedBackend>,
-        )?;
+        let (gpu, engine) = engine_on_device(ordinal, fallback)?;
         gpu.inject_kernel_failure(at);
         let first = prove(&engine)?;
         println!("CHECK kernel failure at {at:?} (cpu_fallback={fallback}): {first:?}");
@@ -349,29 +366,16 @@ pub fn check_sticky(testdata_dir: &std::path::Path, params_dir: &std::path::Path
     note_if_emulated();
     anyhow::ensure!(!devices.is_empty(), "no CUDA device");
     let data = TestData::ensure(testdata_dir)?;
-    let gpu = Arc::new(GpuBackend::open(devices[0].ordinal, true)?);
-    let config = Config {
-        synthesis_workers: 2,
-        pool_buffers: 2,
-        cpu_fallback: true,
-        ..Config::default()
-    };
-    let engine = Engine::open(
-        config,
-        Arc::clone(&gpu) as Arc<dyn crate::engine::ErasedBackend>,
-    )?;
+    let (gpu, engine) = engine_on_device(devices[0].ordinal, true)?;
     gpu.inject_kernel_failure(InjectAt::Sticky);
     let mut ok = true;
     for job in ["the job hit by the error", "the job after it"] {
-        let w = FilecoinWorkload::new(data.winning_request()?, params_dir.to_path_buf());
-        let verdict = engine
-            .prove(Arc::clone(&w) as Arc<dyn Workload>)
-            .map(|proof| w.request().verify(&proof).unwrap_or(false));
-        println!("CHECK sticky error, {job}: {verdict:?}");
-        let passed = matches!(verdict, Ok(true));
+        let result = prove_winning(&engine, &data, params_dir)?;
+        println!("CHECK sticky error, {job}: {result:?}");
+        let passed = result == Ok(true);
         println!(
             "CHECK sticky error: {job} is proved on the CPU and verifies: {}",
-            if passed { "PASS" } else { "FAIL" }
+            verdict(passed)
         );
         ok &= passed;
     }
@@ -379,7 +383,7 @@ pub fn check_sticky(testdata_dir: &std::path::Path, params_dir: &std::path::Path
     let counted = failures >= 2;
     println!(
         "CHECK sticky error: the broken device's failures are counted ({failures}): {}",
-        if counted { "PASS" } else { "FAIL" }
+        verdict(counted)
     );
     engine.close();
     drop(gpu);

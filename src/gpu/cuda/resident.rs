@@ -116,11 +116,14 @@ impl DevicePool {
 
     /// Returns buffers for reuse.
     pub fn give(&self, mems: impl IntoIterator<Item = DeviceMem>) {
-        let mut free = self.lock();
-        free.extend(mems);
-        while free.len() > POOL_ENTRIES {
-            free.remove(0);
-        }
+        let evicted: Vec<DeviceMem> = {
+            let mut free = self.lock();
+            free.extend(mems);
+            let over = free.len().saturating_sub(POOL_ENTRIES);
+            free.drain(..over).collect()
+        };
+        // Freed after the lock: a free synchronises the device, and `take` must not wait on it.
+        drop(evicted);
     }
 
     /// Frees every kept buffer (e.g. to make room for an SRS).
