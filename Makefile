@@ -99,31 +99,37 @@ cuda-test: cuda-deps
 
 ## The CUDA backend's own code over the host emulation of the device (feature `gpu-emulator`,
 ## no CUDA needed): lints, the emulator tests, the fallback test with (emulated) devices
-## present, scripts/gpu-check.sh itself on a `gpu-emulator` cuzk at CI sizes, and the Go demo
+## present, scripts/gpu-check.sh itself from a bundle of a `gpu-emulator` cuzk at CI sizes (made
+## unable to start by itself, so the script must run it through the bundle's own loader and
+## libraries, as on a GPU machine whose libraries are too old), and the Go demo
 ## through the C ABI's default engine, which must prove every kind on the emulated GPUs. Runs
 ## after the Go tests and before cuda-test, which rebuilds cuzk with CUDA.
 EMU_OUT := $(CUZK_CACHE)/emu-check
+EMU_BUNDLE := $(CUZK_CACHE)/emu-bundle
 emu-test: fixtures
 	$(CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
 	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_fallback
 	$(CARGO) build --release --features gpu-emulator --bin cuzk
+	scripts/make-gpu-bundle.sh $(CUZK) "$(EMU_BUNDLE)"
+	@# As on a machine where the bundled binary cannot start: point its ELF interpreter at a
+	@# loader that does not exist (same length), so gpu-check.sh must fall back to cuzk-portable.
+	LC_ALL=C sed -i 's|/lib64/ld-linux-x86-64.so.2|/lib64/ld-linux-x86-64.so.X|' "$(EMU_BUNDLE)/cuzk"
+	! "$(EMU_BUNDLE)/cuzk" --help >/dev/null 2>&1
 	rm -rf "$(EMU_OUT)"
-	CUZK_BIN=$(CUZK) MAX_LG=14 BENCH_MAX_LG=22 STREAM_JOBS=1 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 \
-	  scripts/gpu-check.sh "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
+	MAX_LG=14 BENCH_MAX_LG=22 STREAM_JOBS=1 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 \
+	  "$(EMU_BUNDLE)/gpu-check.sh" "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
+	@grep -q "^=== cuzk: $(EMU_BUNDLE)/cuzk-portable" "$(EMU_OUT)/gpu-check.log" || { echo "emu-test: gpu-check.sh did not run the bundle's cuzk-portable"; exit 1; }
 	$(CARGO) build --release --features gpu-emulator --lib
 	$(link_go_lib)
 	cd go && go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
 	@grep -v '^\[' "$(EMU_OUT)/demo.log" | sed -n '1,8p'
 	@grep -q '"backend": "cuda:0,1"' "$(EMU_OUT)/demo.log" || { echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
 
-## One stripped cuzk binary with the CUDA backend and supraseal-c2 (the baseline) plus
-## scripts/gpu-check.sh, for a GPU machine.
+## One stripped cuzk binary with the CUDA backend and supraseal-c2 (the baseline), the loader
+## and system libraries it links, and scripts/gpu-check.sh, for a GPU machine.
 gpu-bundle: cuda-deps
 	$(CUDA_ENV) $(CARGO) build --release --features supraseal --bin cuzk
-	@mkdir -p gpu-bundle
-	cp $(CUZK) gpu-bundle/cuzk && strip gpu-bundle/cuzk
-	cp scripts/gpu-check.sh gpu-bundle/
-	@ls -la gpu-bundle
+	scripts/make-gpu-bundle.sh $(CUZK) gpu-bundle
 
 ## Everything CI runs.
 test: lint rust-test c-test leak-test go-test link-test emu-test cuda-test

@@ -31,6 +31,13 @@ step() {
   "$@" >>"$log" 2>&1 || { echo "=== FAILED: $*" | tee -a "$log"; status=1; }
 }
 : >"$log"
+# The binary was built on another system; where this one's libraries are too old for it
+# (GLIBC_2.34 not found, say), run it through the loader and libraries packed beside it.
+if [ -x "$here/cuzk-portable" ] && [ -z "${CUZK_BIN:-}" ] && ! why="$("$cuzk" --help 2>&1 >/dev/null)"; then
+  echo "=== cuzk does not start with this system's libraries: $why" | tee -a "$log"
+  cuzk="$here/cuzk-portable"
+fi
+echo "=== cuzk: $cuzk" | tee -a "$log"
 # nvidia-smi is absent where the script checks a build with the `gpu-emulator` feature (CI).
 if command -v nvidia-smi >/dev/null; then step nvidia-smi; fi
 step "$cuzk" gpu devices
