@@ -221,8 +221,9 @@ fn a_device_broken_by_a_sticky_error_fails_its_partitions_and_the_engine_keeps_s
 
 #[test]
 fn the_emulator_runs_queued_work_only_when_waited_for_and_checks_contexts_and_ranges() {
+    use cuzk::gpu::cuda::buffers::DeviceMem;
     use cuzk::gpu::cuda::device::DeviceContext;
-    use cuzk::gpu::cuda::memory::{h2d, DeviceMem};
+    use cuzk::gpu::cuda::memory::h2d;
     use cuzk::gpu::cuda::stream::{GpuEvent, GpuStream};
 
     let ctx = Arc::new(DeviceContext::open(0).unwrap());

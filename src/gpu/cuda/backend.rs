@@ -19,10 +19,10 @@ use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use log::{debug, warn};
 
+use super::buffers::{DeviceMem, PinnedBlock};
 use super::device::DeviceContext;
 use super::kernels;
-use super::memory::{d2d, h2d, DeviceMem};
-use super::pinned::PinnedBlock;
+use super::memory::{d2d, h2d};
 use super::resident::{as_bytes, DevicePool, ResidentSrs};
 use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;

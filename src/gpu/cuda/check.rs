@@ -12,8 +12,9 @@ use group::{Curve, Group};
 use rand::SeedableRng;
 
 use super::backend::{GpuBackend, InjectAt};
+use super::buffers::h2d_blocking;
 use super::kernels;
-use super::memory::{h2d, h2d_blocking};
+use super::memory::h2d;
 use super::resident::as_bytes;
 use crate::engine::{Config, Engine, Workload};
 use crate::groth16::paramgen;

@@ -1,61 +1,58 @@
-//! Device memory through the CUDA driver: owned allocations and copies, every one ordered on
-//! one of our streams.
+//! Device and pinned host memory through the CUDA driver: raw allocations (owned by
+//! `buffers`' types) and copies, every one ordered on one of our streams.
 
-use std::sync::Arc;
+use blstrs::Scalar;
 
 use super::device::{device_error, DeviceContext};
 use super::stream::GpuStream;
 use crate::groth16::Groth16Error;
 
-/// One device allocation, freed on drop (with its context made current first).
-pub struct DeviceMem {
-    ctx: Arc<DeviceContext>,
-    ptr: u64,
-    bytes: usize,
+/// Allocates `bytes` of device memory in `ctx`; out-of-memory is an error naming the size.
+pub fn alloc_device(ctx: &DeviceContext, bytes: usize) -> Result<u64, Groth16Error> {
+    let _current = ctx.enter()?;
+    // SAFETY: allocation only; callers write before reading.
+    let ptr = unsafe { cust::memory::cuda_malloc::<u8>(bytes.max(1)) }.map_err(|e| {
+        Groth16Error::Device(format!("allocating {bytes} bytes of device memory: {e}"))
+    })?;
+    Ok(ptr.as_raw())
 }
 
-// SAFETY: a device address is plain data; the allocation is freed once, in Drop.
-unsafe impl Send for DeviceMem {}
-// SAFETY: `&DeviceMem` only exposes the address; writes happen through CUDA calls the owner
-// orders on its streams.
-unsafe impl Sync for DeviceMem {}
-
-impl DeviceMem {
-    /// Allocates `bytes` of device memory; out-of-memory is an error naming the size.
-    pub fn alloc(ctx: &Arc<DeviceContext>, bytes: usize) -> Result<Self, Groth16Error> {
-        let _current = ctx.enter()?;
-        // SAFETY: allocation only; callers write before reading.
-        let ptr = unsafe { cust::memory::cuda_malloc::<u8>(bytes.max(1)) }.map_err(|e| {
-            Groth16Error::Device(format!("allocating {bytes} bytes of device memory: {e}"))
-        })?;
-        Ok(Self {
-            ctx: Arc::clone(ctx),
-            ptr: ptr.as_raw(),
-            bytes,
-        })
-    }
-
-    /// The device address of byte `offset`.
-    pub fn at(&self, offset: usize) -> u64 {
-        debug_assert!(offset <= self.bytes);
-        self.ptr + offset as u64
-    }
-
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-}
-
-impl Drop for DeviceMem {
-    fn drop(&mut self) {
-        if let Ok(_current) = self.ctx.enter() {
-            let ptr = cust::memory::DevicePointer::<u8>::from_raw(self.ptr);
-            // SAFETY: allocated by cuda_malloc and freed once.
-            if let Err(e) = unsafe { cust::memory::cuda_free(ptr) } {
-                log::warn!("freeing device memory failed: {e}");
-            }
+/// Frees an allocation of [`alloc_device`] (with its context made current first).
+pub fn free_device(ctx: &DeviceContext, ptr: u64) {
+    if let Ok(_current) = ctx.enter() {
+        let ptr = cust::memory::DevicePointer::<u8>::from_raw(ptr);
+        // SAFETY: allocated by cuda_malloc and freed once (by its owner's Drop).
+        if let Err(e) = unsafe { cust::memory::cuda_free(ptr) } {
+            log::warn!("freeing device memory failed: {e}");
         }
+    }
+}
+
+/// Allocates `capacity` scalars of page-locked host memory in `ctx`, so the device copies
+/// from it with asynchronous DMA at full PCIe speed instead of through a staging buffer.
+pub fn alloc_pinned(ctx: &DeviceContext, capacity: usize) -> Result<*mut Scalar, Groth16Error> {
+    let _current = ctx.enter()?;
+    // SAFETY: allocation only; the memory is written before it is read (ScalarBuf tracks the
+    // initialised length).
+    unsafe { cust::memory::cuda_malloc_locked::<Scalar>(capacity.max(1)) }
+        .map_err(|e| device_error("pinned host memory", e))
+}
+
+/// Frees a block of [`alloc_pinned`] (with its context made current first).
+///
+/// # Safety
+/// `ptr` came from [`alloc_pinned`], is freed once, and nothing reads or writes it afterwards.
+pub unsafe fn free_pinned(ctx: &DeviceContext, ptr: *mut Scalar) {
+    let _current = match ctx.enter() {
+        Ok(guard) => guard,
+        Err(e) => {
+            log::warn!("freeing pinned memory: {e}");
+            return;
+        }
+    };
+    // SAFETY: allocated by cuda_malloc_locked and freed once (the caller's contract).
+    if let Err(e) = unsafe { cust::memory::cuda_free_locked(ptr) } {
+        log::warn!("freeing pinned memory failed: {e}");
     }
 }
 
@@ -79,12 +76,6 @@ pub fn h2d(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error>
         return Err(device_error("host-to-device copy", format!("{r:?}")));
     }
     Ok(())
-}
-
-/// [`h2d`], then waits for `stream` to finish.
-pub fn h2d_blocking(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error> {
-    h2d(dst, src, stream)?;
-    stream.synchronize()
 }
 
 /// Copies `bytes` between device addresses on `stream`.

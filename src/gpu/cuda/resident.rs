@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine};
 
+use super::buffers::{h2d_blocking, DeviceMem};
 use super::device::DeviceContext;
-use super::memory::{h2d_blocking, DeviceMem};
 use super::stream::GpuStream;
 use crate::groth16::{Groth16Error, Srs};
 

@@ -1,51 +1,46 @@
-//! Emulated device memory and copies: host allocations handed out as device addresses, copies
-//! checked against their allocations and queued on a stream.
+//! Emulated device and pinned memory and copies: host allocations handed out as device
+//! addresses (owned by `gpu::cuda::buffers`' types), copies checked against their allocations
+//! and queued on a stream.
 
-use std::sync::Arc;
+use blstrs::Scalar;
 
 use super::device::{require_current, DeviceContext};
 use super::registry::{self, Owner};
 use super::stream::{synchronize_device, GpuStream};
 use crate::groth16::Groth16Error;
 
-/// One emulated device allocation, freed on drop (after the device's queued work has run, as
-/// `cuMemFree` synchronises).
-pub struct DeviceMem {
-    ctx: Arc<DeviceContext>,
-    ptr: u64,
-    bytes: usize,
+/// Allocates `bytes` on the context's device; beyond its memory, an out-of-memory error.
+pub fn alloc_device(ctx: &DeviceContext, bytes: usize) -> Result<u64, Groth16Error> {
+    let _current = ctx.enter()?;
+    require_current(ctx.ordinal)?;
+    registry::allocate(Owner::Device(ctx.ordinal), bytes)
 }
 
-impl DeviceMem {
-    /// Allocates `bytes` on the context's device; beyond its memory, an out-of-memory error.
-    pub fn alloc(ctx: &Arc<DeviceContext>, bytes: usize) -> Result<Self, Groth16Error> {
-        let _current = ctx.enter()?;
-        require_current(ctx.ordinal)?;
-        let ptr = registry::allocate(Owner::Device(ctx.ordinal), bytes)?;
-        Ok(Self {
-            ctx: Arc::clone(ctx),
-            ptr,
-            bytes,
-        })
-    }
-
-    /// The device address of byte `offset`.
-    pub fn at(&self, offset: usize) -> u64 {
-        debug_assert!(offset <= self.bytes);
-        self.ptr + offset as u64
-    }
-
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
+/// Frees an allocation of [`alloc_device`] after the device's queued work has run, as
+/// `cuMemFree` synchronises.
+pub fn free_device(ctx: &DeviceContext, ptr: u64) {
+    synchronize_device(Some(ctx.ordinal));
+    registry::release(ptr);
 }
 
-impl Drop for DeviceMem {
-    fn drop(&mut self) {
-        synchronize_device(Some(self.ctx.ordinal));
-        registry::release(self.ptr);
-    }
+/// Allocates `capacity` scalars of emulated pinned memory in `ctx` (which must be usable):
+/// host memory the emulated copies recognise as pinned (they read it when they run, as DMA
+/// does).
+pub fn alloc_pinned(ctx: &DeviceContext, capacity: usize) -> Result<*mut Scalar, Groth16Error> {
+    let _current = ctx.enter()?;
+    require_current(ctx.ordinal)?;
+    let bytes = capacity.max(1) * std::mem::size_of::<Scalar>();
+    Ok(registry::allocate(Owner::Pinned, bytes)? as *mut Scalar)
+}
+
+/// Frees a block of [`alloc_pinned`]; copies still queued from it run first (freeing pinned
+/// memory waits for the devices in CUDA too).
+///
+/// # Safety
+/// `ptr` came from [`alloc_pinned`], is freed once, and nothing reads or writes it afterwards.
+pub unsafe fn free_pinned(_ctx: &DeviceContext, ptr: *mut Scalar) {
+    synchronize_device(None);
+    registry::release(ptr as u64);
 }
 
 /// Copies `src` to device address `dst` on `stream`: from pinned memory the copy reads `src`
@@ -73,12 +68,6 @@ pub fn h2d(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error>
             Ok(())
         }))
     }
-}
-
-/// [`h2d`], then waits for `stream` to finish.
-pub fn h2d_blocking(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error> {
-    h2d(dst, src, stream)?;
-    stream.synchronize()
 }
 
 /// Copies `bytes` between device addresses on `stream`.

@@ -1,5 +1,5 @@
 //! A host emulation of the CUDA device layer (feature `gpu-emulator`, without `cuda`): the same
-//! API as `gpu::cuda`'s `device`, `stream`, `memory`, `pinned` and `kernels` modules, so the
+//! API as `gpu::cuda`'s `device`, `stream`, `memory` and `kernels` modules, so the
 //! CUDA backend's own code (partition layout, density gathering, SRS residency, pools, error
 //! paths, the GPU checks and benchmarks) runs and is tested on machines without a GPU.
 //!
@@ -26,7 +26,6 @@
 pub mod device;
 pub mod kernels;
 pub mod memory;
-pub mod pinned;
 mod registry;
 pub mod stream;
 
