@@ -96,16 +96,13 @@ pub fn check(
         Shape::EmptyB,
         Shape::Extended,
     ] {
-        let passed = random_circuit_matches(&gpu, shape, 10).unwrap_or_else(|e| {
-            println!("CHECK error: {e:#}");
-            false
-        });
-        record(&format!("random {shape:?} 2^10"), passed);
+        let (name, passed) = named_circuit_check(&gpu, shape, 10);
+        record(&name, passed);
     }
     // The large random circuits (2^16 and up: parameter generation and the CPU proof take
     // most of the check's time) come last, so a time cap cuts them rather than the rest.
     for lg in (12..=max_lg.min(14)).step_by(2) {
-        let (name, passed) = mixed_matches(&gpu, lg);
+        let (name, passed) = named_circuit_check(&gpu, Shape::Mixed, lg);
         record(&name, passed);
     }
 
@@ -171,21 +168,20 @@ pub fn check(
     if max_lg >= 16 {
         let gpu = GpuBackend::open(devices[0].ordinal, false)?;
         for lg in (16..=max_lg).step_by(2) {
-            let (name, passed) = mixed_matches(&gpu, lg);
+            let (name, passed) = named_circuit_check(&gpu, Shape::Mixed, lg);
             record(&name, passed);
         }
     }
     Ok(ok)
 }
 
-/// [`random_circuit_matches`] for a Mixed circuit of 2^lg constraints, as a named CHECK result
-/// (an error is printed and fails it).
-fn mixed_matches(gpu: &GpuBackend, lg: u32) -> (String, bool) {
-    let passed = random_circuit_matches(gpu, Shape::Mixed, lg).unwrap_or_else(|e| {
+/// [`random_circuit_matches`] as a named CHECK result (an error is printed and fails it).
+fn named_circuit_check(gpu: &GpuBackend, shape: Shape, lg: u32) -> (String, bool) {
+    let passed = random_circuit_matches(gpu, shape, lg).unwrap_or_else(|e| {
         println!("CHECK error: {e:#}");
         false
     });
-    (format!("random Mixed 2^{lg}"), passed)
+    (format!("random {shape:?} 2^{lg}"), passed)
 }
 
 /// `Engine::open_configured` with the default config (backend "auto", every device), as the C
