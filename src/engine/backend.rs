@@ -3,7 +3,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::groth16::{AbcBuffers, Assignment, Groth16Error, Proof, ProverBackend, Randomness, Srs};
+use crate::groth16::{
+    AbcBuffers, Assignment, CircuitShape, Groth16Error, Proof, ProverBackend, Randomness, Srs,
+};
 
 /// Pending work of an erased backend.
 pub type ErasedPending = Box<dyn Any + Send>;
@@ -24,6 +26,9 @@ pub trait ErasedBackend: Send + Sync {
     /// a/b/c buffers for `constraints` constraints, in the memory this backend uploads from
     /// fastest (pinned for a GPU).
     fn alloc_buffers(&self, constraints: usize) -> AbcBuffers;
+    /// Host bytes proving one partition of `shape` allocates; see
+    /// [`ProverBackend::transient_bytes`].
+    fn transient_bytes(&self, shape: &CircuitShape) -> u64;
     /// Per device: name and milliseconds its kernels ran (empty for the CPU).
     fn device_busy_ms(&self) -> Vec<(String, f64)>;
     /// Whether pinned pool buffers make this backend faster; see
@@ -63,6 +68,10 @@ where
 
     fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
         ProverBackend::alloc_buffers(self, constraints)
+    }
+
+    fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
+        ProverBackend::transient_bytes(self, shape)
     }
 
     fn device_busy_ms(&self) -> Vec<(String, f64)> {

@@ -31,6 +31,9 @@ pub struct Config {
     pub devices: Vec<u32>,
     /// Retry a partition on the CPU when the GPU fails before its a/b/c buffers are released.
     pub cpu_fallback: bool,
+    /// Seconds after which a LOW job waiting for synthesis is scheduled as NORMAL (so
+    /// background work cannot starve forever).
+    pub low_aging_secs: u64,
 }
 
 impl Default for Config {
@@ -47,6 +50,7 @@ impl Default for Config {
             backend: "auto".into(),
             devices: Vec::new(),
             cpu_fallback: true,
+            low_aging_secs: 600,
         }
     }
 }

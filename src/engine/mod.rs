@@ -8,13 +8,14 @@
 pub mod backend;
 pub mod budget;
 pub mod config;
+pub mod plan;
+pub mod schedule;
 pub mod state;
 pub mod status;
 pub mod workers;
 pub mod workload;
 
 use std::collections::HashMap;
-use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -27,8 +28,9 @@ pub use workload::{JobId, Priority, Workload};
 
 use budget::Budget;
 use state::{Counters, JobState, State};
+use workers::Serves;
 
-use crate::groth16::{AbcBuffers, CpuBackend};
+use crate::groth16::{AbcBuffers, CircuitShape, CpuBackend};
 
 /// Why an engine call failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -63,6 +65,10 @@ pub struct Inner {
     work_cv: Condvar,
     /// Prover workers wait here (synthesized partitions).
     prove_cv: Condvar,
+    /// Finalizers wait here (partitions waiting for `prove_finish`).
+    finish_cv: Condvar,
+    /// Parameter loader threads, joined by `close`.
+    loaders: Mutex<Vec<JoinHandle<()>>>,
     /// Waiters of `await` wait here.
     done_cv: Condvar,
     backend: Arc<dyn ErasedBackend>,
@@ -79,15 +85,81 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn wait<'a>(&self, cv: &Condvar, guard: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        cv.wait(guard).unwrap_or_else(|e| e.into_inner())
+    /// Releases the lock, then frees what was put in the trash and wakes every waiter (the
+    /// state changed).
+    fn unlock(&self, mut st: MutexGuard<'_, State>) {
+        let (trash, bytes) = st.take_trash();
+        drop(st);
+        self.free(trash, bytes);
+        self.notify_all();
+    }
+
+    /// Frees trash (outside the lock), then releases the bytes charged for it.
+    fn free(&self, trash: Vec<Box<dyn std::any::Any + Send>>, bytes: u64) {
+        drop(trash);
+        if bytes > 0 {
+            self.lock().budget.release(bytes);
+        }
+    }
+
+    /// Frees the trash outside the lock and returns at once if there was any (the caller
+    /// looks again); otherwise waits on `cv` (at most `timeout`).
+    fn unlock_and_wait<'a>(
+        &'a self,
+        cv: &Condvar,
+        mut st: MutexGuard<'a, State>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, State> {
+        let (trash, bytes) = st.take_trash();
+        if !trash.is_empty() || bytes > 0 {
+            drop(st);
+            self.free(trash, bytes);
+            self.notify_all();
+            return self.lock();
+        }
+        match timeout {
+            None => cv.wait(st).unwrap_or_else(|e| e.into_inner()),
+            Some(t) => cv.wait_timeout(st, t).unwrap_or_else(|e| e.into_inner()).0,
+        }
     }
 
     fn notify_all(&self) {
         self.work_cv.notify_all();
         self.prove_cv.notify_all();
+        self.finish_cv.notify_all();
         self.done_cv.notify_all();
     }
+
+    /// Decodes a parameter set on a thread of its own (seconds to minutes), so the worker that
+    /// asked keeps synthesizing; `close` joins it.
+    fn spawn_loader(self: &Arc<Self>, workload: Arc<dyn Workload>) {
+        let inner = Arc::clone(self);
+        let job = Arc::clone(&workload);
+        let spawned = std::thread::Builder::new()
+            .name("cuzk-srs-load".into())
+            .spawn(move || workers::load_srs(&inner, job));
+        let mut loaders = self.loaders.lock().unwrap_or_else(|e| e.into_inner());
+        loaders.retain(|h| !h.is_finished());
+        match spawned {
+            Ok(handle) => loaders.push(handle),
+            Err(e) => {
+                drop(loaders);
+                log::warn!("cannot start a loader thread ({e}); decoding here");
+                workers::load_srs(self, workload);
+            }
+        }
+    }
+}
+
+/// What the engine knows of a parameter set before decoding it (see [`Engine::preload_srs`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SrsInfo {
+    /// The class of the work that uses it (CRITICAL sets are kept from lower classes).
+    pub class: Priority,
+    /// Decoded bytes, if known (charged before the decode).
+    pub bytes: Option<u64>,
+    /// One partition's circuit, if known.
+    pub shape: Option<CircuitShape>,
 }
 
 /// The backend for `config`: "cpu", "cuda" (an error without a usable device) or "auto".
@@ -188,90 +260,102 @@ impl Engine {
             )));
         }
         budget.charge(pool_bytes);
+        let lanes = backend.lanes();
         let state = State {
             closed: false,
             next_job: 1,
-            synth_queue: Default::default(),
-            prove_queue: Default::default(),
             jobs: HashMap::new(),
+            unclaimed: Default::default(),
+            prove_queue: Default::default(),
+            finishing: (0..lanes).map(|_| Default::default()).collect(),
             pool_total: pool.len(),
             pool,
             pool_bytes,
             budget,
             srs: HashMap::new(),
-            evicted: Vec::new(),
-            srs_loading: Default::default(),
+            srs_loading: HashMap::new(),
             srs_sizes: HashMap::new(),
-            partition_bytes: HashMap::new(),
-            measuring: Default::default(),
+            shapes: HashMap::new(),
+            critical: HashMap::new(),
             counters: Counters::default(),
             busy_ms: Default::default(),
+            trash: Vec::new(),
+            trash_bytes: 0,
         };
         let inner = Arc::new(Inner {
             state: Mutex::new(state),
             work_cv: Condvar::new(),
             prove_cv: Condvar::new(),
+            finish_cv: Condvar::new(),
             done_cv: Condvar::new(),
+            loaders: Mutex::new(Vec::new()),
             pin_grown_buffers: std::sync::atomic::AtomicBool::new(backend.prefers_pinned()),
             backend,
             config: config.clone(),
             opened: Instant::now(),
         });
-        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
-            std::thread::Builder::new()
+        let engine = Self {
+            inner: Arc::clone(&inner),
+            threads: Mutex::new(Vec::new()),
+        };
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| -> Result<(), EngineError> {
+            let handle = std::thread::Builder::new()
                 .name(format!("cuzk-{name}"))
                 .spawn(f)
-                .map_err(|e| EngineError::Invalid(format!("cannot start thread {name}: {e}")))
+                .map_err(|e| EngineError::Invalid(format!("cannot start thread {name}: {e}")))?;
+            engine
+                .threads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(handle);
+            Ok(())
         };
-        let mut threads = Vec::new();
-        // One queue per lane (device), so a partition waiting for a busy device never holds
-        // up another device's; each queue has its share of the finalizers.
-        let lanes = inner.backend.lanes();
+        // Per lane (device): its share of the finalizers, plus one kept for CRITICAL work, so
+        // a WinningPoSt never waits behind a lower class's `prove_finish`.
         let per_lane = (config.prover_workers / lanes).max(1);
-        let mut senders = Vec::with_capacity(lanes);
         for lane in 0..lanes {
-            let (tx, rx) = mpsc::channel();
-            senders.push(tx);
-            let rx = Arc::new(Mutex::new(rx));
-            for k in 0..per_lane {
+            for k in 0..=per_lane {
                 let i = lane * per_lane + k;
-                let inner = Arc::clone(&inner);
-                let rx = Arc::clone(&rx);
-                let name = match i {
-                    0 => "finalizer".to_string(),
-                    _ => format!("finalizer-{i}"),
+                let (name, serves) = match k {
+                    _ if k == per_lane => (format!("finalizer-critical-{lane}"), Serves::Critical),
+                    _ if i == 0 => ("finalizer".to_string(), Serves::All),
+                    _ => (format!("finalizer-{i}"), Serves::All),
                 };
-                threads.push(spawn(
-                    name.clone(),
-                    Box::new(move || workers::finalizer(inner, name, rx)),
-                )?);
+                let inner = Arc::clone(&inner);
+                let thread_name = name.clone();
+                spawn(
+                    thread_name,
+                    Box::new(move || workers::finalizer(inner, name, lane, serves)),
+                )?;
             }
         }
-        for i in 0..config.synthesis_workers {
+        // The synthesis workers, plus one kept for CRITICAL work.
+        for i in 0..=config.synthesis_workers {
+            let (name, serves) = if i == config.synthesis_workers {
+                ("synth-critical".to_string(), Serves::Critical)
+            } else {
+                (format!("synth-{i}"), Serves::All)
+            };
             let inner = Arc::clone(&inner);
-            let name = format!("synth-{i}");
-            threads.push(spawn(
+            spawn(
                 name.clone(),
-                Box::new(move || workers::synthesis_worker(inner, name)),
-            )?);
+                Box::new(move || workers::synthesis_worker(inner, name, serves)),
+            )?;
         }
         for i in 0..config.prover_workers {
             let inner = Arc::clone(&inner);
             let name = format!("prover-{i}");
-            let senders = senders.clone();
-            threads.push(spawn(
+            spawn(
                 name.clone(),
-                Box::new(move || workers::prover_worker(inner, name, senders)),
-            )?);
+                Box::new(move || workers::prover_worker(inner, name)),
+            )?;
         }
-        drop(senders);
-        Ok(Self {
-            inner,
-            threads: Mutex::new(threads),
-        })
+        Ok(engine)
     }
 
     /// Queues a job; its partitions are scheduled by (priority, submission order, partition).
+    /// A job that can never fit the memory budget (its parameters and one partition beside
+    /// the pool and what is held back for CRITICAL work) is refused here with `TooLarge`.
     pub fn submit(&self, workload: Arc<dyn Workload>) -> Result<JobId, EngineError> {
         let partitions = workload.partitions();
         if partitions == 0 {
@@ -280,37 +364,31 @@ impl Engine {
             ));
         }
         let key = workload.srs_key();
-        let hint = workload.srs_size_hint();
+        let priority = workload.priority();
+        let info = SrsInfo {
+            class: priority,
+            bytes: workload.srs_size_hint(),
+            shape: workload.circuit_shape(),
+        };
         let mut st = self.inner.lock();
         if st.closed {
             return Err(EngineError::Closed);
         }
-        if let (false, Some(bytes)) = (st.srs_sizes.contains_key(&key), hint) {
-            // Until the first decode measures it, the hint stands in for the size.
-            st.srs_sizes.insert(key.clone(), bytes);
-        }
-        if let Some(&bytes) = st.srs_sizes.get(&key) {
-            if bytes + st.pool_bytes > st.budget.limit {
-                return Err(EngineError::TooLarge(format!(
-                    "parameters {} need {bytes} bytes; with the pool ({}) they can never fit the {} byte budget",
-                    workload.srs_key(),
-                    st.pool_bytes,
-                    st.budget.limit
-                )));
-            }
+        self.learn(&mut st, &key, &info);
+        if let Some(why) = self.never_fits(&st, priority, &key) {
+            drop(st);
+            return Err(EngineError::TooLarge(why));
         }
         let id = JobId(st.next_job);
         st.next_job += 1;
-        let priority = workload.priority();
-        for k in 0..partitions {
-            st.synth_queue.insert((priority, id, k));
-        }
         st.jobs.insert(
             id,
             JobState {
-                workload,
+                kind: workload.kind(),
+                srs_key: key,
+                workload: Some(workload),
                 priority,
-                srs: None,
+                queued: (0..partitions).collect(),
                 proofs: vec![None; partitions],
                 remaining: partitions,
                 in_flight: 0,
@@ -318,11 +396,45 @@ impl Engine {
                 submitted: Instant::now(),
                 started: false,
                 timings: JobTimings::default(),
+                released: false,
             },
         );
-        drop(st);
-        self.inner.work_cv.notify_all();
+        self.inner.unlock(st);
         Ok(id)
+    }
+
+    /// Records what is known of a parameter set before its decode: its size, its partition
+    /// shape, and whether CRITICAL work uses it (then its partition is held back for).
+    fn learn(&self, st: &mut State, key: &str, info: &SrsInfo) {
+        if let (false, Some(bytes)) = (st.srs_sizes.contains_key(key), info.bytes) {
+            // Until the first decode measures it, the hint stands in for the size.
+            st.srs_sizes.insert(key.to_string(), bytes);
+        }
+        if let (false, Some(shape)) = (st.shapes.contains_key(key), info.shape) {
+            st.shapes.insert(key.to_string(), shape);
+        }
+        if info.class == Priority::Critical {
+            let held = st.shapes.get(key).map_or(0, |s| {
+                schedule::partition_charge(s, self.inner.backend.transient_bytes(s)) + s.abc_bytes()
+            });
+            st.critical.insert(key.to_string(), held);
+        }
+    }
+
+    /// Why work of `class` on parameters `key` can never fit, if it cannot (sizes known so far).
+    fn never_fits(&self, st: &State, class: Priority, key: &str) -> Option<String> {
+        let srs_bytes = st.srs_sizes.get(key).copied()?;
+        let need = st.shapes.get(key).map_or(0, |s| {
+            let largest = st
+                .pool
+                .iter()
+                .map(|b| b.capacity_bytes() as u64)
+                .max()
+                .unwrap_or(0);
+            schedule::partition_charge(s, self.inner.backend.transient_bytes(s))
+                + s.abc_bytes().saturating_sub(largest)
+        });
+        schedule::never_fits(st, class, key, srs_bytes, need)
     }
 
     /// Waits for a job's verified proof (partition proofs concatenated), or its error. The
@@ -331,7 +443,8 @@ impl Engine {
         self.await_with_timings(id, timeout).map(|(bytes, _)| bytes)
     }
 
-    /// As [`Engine::await_job`], also returning the job's phase timings.
+    /// As [`Engine::await_job`], also returning the job's phase timings. Taking the result
+    /// releases the job.
     pub fn await_with_timings(
         &self,
         id: JobId,
@@ -341,22 +454,23 @@ impl Engine {
         let mut st = self.inner.lock();
         loop {
             let job = st.jobs.get(&id).ok_or(EngineError::UnknownJob(id.0))?;
-            if job.outcome.is_some() && job.in_flight == 0 {
+            if !job.live() && job.in_flight == 0 {
                 let job = st.jobs.remove(&id).expect("present");
-                return job.outcome.expect("set").map(|b| (b, job.timings));
+                drop(st);
+                let JobState {
+                    outcome, timings, ..
+                } = job;
+                return outcome.expect("set").map(|b| (b, timings));
             }
             st = match deadline {
-                None => self.inner.wait(&self.inner.done_cv, st),
+                None => self.inner.unlock_and_wait(&self.inner.done_cv, st, None),
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         return Err(EngineError::Timeout(id.0));
                     }
                     self.inner
-                        .done_cv
-                        .wait_timeout(st, left)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
+                        .unlock_and_wait(&self.inner.done_cv, st, Some(left))
                 }
             };
         }
@@ -368,8 +482,9 @@ impl Engine {
         self.await_job(id, None)
     }
 
-    /// Cancels a job: queued partitions are dropped at once and their buffers and budget go
-    /// back; running partitions finish and are discarded. Waiters get `Cancelled`.
+    /// Cancels a job: queued partitions are dropped at once and their buffers and memory go
+    /// back; running partitions stop at their next step boundary and are discarded. Waiters
+    /// get `Cancelled`.
     pub fn cancel(&self, id: JobId) -> Result<(), EngineError> {
         let mut st = self.inner.lock();
         if st.closed {
@@ -379,83 +494,113 @@ impl Engine {
             return Err(EngineError::UnknownJob(id.0));
         }
         st.finish(id, Err(EngineError::Cancelled));
-        drop(st);
-        self.inner.notify_all();
+        self.inner.unlock(st);
+        Ok(())
+    }
+
+    /// Releases a job its owner will not await (e.g. a caller whose context ended): a running
+    /// job is cancelled, and its record and request are freed as soon as nothing of it is in
+    /// flight. Later calls with its id return `UnknownJob`.
+    pub fn release(&self, id: JobId) -> Result<(), EngineError> {
+        let mut st = self.inner.lock();
+        let Some(job) = st.jobs.get_mut(&id) else {
+            return Err(EngineError::UnknownJob(id.0));
+        };
+        job.released = true;
+        st.finish(id, Err(EngineError::Cancelled));
+        st.reap(id);
+        self.inner.unlock(st);
         Ok(())
     }
 
     /// Loads a workload's SRS now so that the first proof does not pay for it.
     pub fn preload(&self, workload: &dyn Workload) -> Result<(), EngineError> {
-        self.preload_srs(&workload.srs_key(), || workload.load_srs())
+        let info = SrsInfo {
+            class: workload.priority(),
+            bytes: workload.srs_size_hint(),
+            shape: workload.circuit_shape(),
+        };
+        self.preload_srs(&workload.srs_key(), info, || workload.load_srs())
     }
 
     /// Makes the SRS `key` resident, decoding it with `load` (outside the lock) unless it
-    /// already is. Charged to the budget; idle parameter sets are evicted for room.
+    /// already is or another thread is decoding it (then this waits for that decode). With a
+    /// known size the memory is charged, evicting idle sets if needed, before the decode; a
+    /// set that does not fit now is refused with `TooLarge`.
     pub fn preload_srs(
         &self,
         key: &str,
+        info: SrsInfo,
         load: impl FnOnce() -> Result<Arc<crate::groth16::Srs>, String>,
     ) -> Result<(), EngineError> {
-        {
-            let st = self.inner.lock();
+        let mut st = self.inner.lock();
+        loop {
             if st.closed {
                 return Err(EngineError::Closed);
             }
             if st.srs.contains_key(key) {
+                self.learn(&mut st, key, &info);
                 return Ok(());
             }
+            if !st.srs_loading.contains_key(key) {
+                break;
+            }
+            st = self.inner.unlock_and_wait(&self.inner.done_cv, st, None);
         }
-        let srs = load().map_err(EngineError::Failed)?;
-        let bytes = srs.byte_size() as u64;
-        let mut st = self.inner.lock();
-        st.srs_sizes.insert(key.to_string(), bytes);
-        if st.srs.contains_key(key) {
-            return Ok(());
+        self.learn(&mut st, key, &info);
+        if let Some(why) = self.never_fits(&st, info.class, key) {
+            return Err(EngineError::TooLarge(why));
         }
-        st.evict_for(bytes);
-        let evicted = st.take_evicted();
+        let bytes = st.srs_sizes.get(key).copied().unwrap_or(0);
+        let keep = std::iter::once(key.to_string()).collect();
+        let class = if st.critical.contains_key(key) {
+            Priority::Critical
+        } else {
+            Priority::Normal
+        };
+        st.evict_for(bytes, class, &keep);
         if !st.budget.fits(bytes) {
-            drop(st);
-            drop(evicted);
+            if st.trash_bytes > 0 {
+                // Evicted sets are being freed: look again once they are.
+                let (trash, freed) = st.take_trash();
+                drop(st);
+                self.inner.free(trash, freed);
+                return self.preload_srs(key, info, load);
+            }
+            let used = st.budget.used;
+            self.inner.unlock(st);
             return Err(EngineError::TooLarge(format!(
-                "parameters {key} ({bytes} bytes) do not fit the budget now"
+                "parameters {key} ({bytes} bytes) do not fit the budget now ({used} of {} bytes in use)",
+                self.inner.config.memory_budget
             )));
         }
         st.budget.charge(bytes);
-        st.srs.insert(
-            key.to_string(),
-            state::Resident {
-                srs,
-                bytes,
-                users: 0,
-                last_used: Instant::now(),
-            },
-        );
-        drop(st);
-        drop(evicted);
-        self.inner.work_cv.notify_all();
-        Ok(())
+        st.srs_loading.insert(key.to_string(), bytes);
+        self.inner.unlock(st);
+        let loaded = catch_load(load);
+        let mut st = self.inner.lock();
+        let result = workers::install_srs(&mut st, key, loaded);
+        self.inner.unlock(st);
+        result
     }
 
-    /// Drops a resident SRS if no job uses it; returns whether it was evicted. The memory is
-    /// freed after the engine lock is released.
+    /// Drops a resident SRS if no partition uses it; returns whether it was evicted. The memory
+    /// is freed after the engine lock is released.
     pub fn evict(&self, srs_key: &str) -> Result<bool, EngineError> {
-        let removed = {
-            let mut st = self.inner.lock();
-            if st.closed {
-                return Err(EngineError::Closed);
+        let mut st = self.inner.lock();
+        if st.closed {
+            return Err(EngineError::Closed);
+        }
+        let evicted = match st.srs.get(srs_key) {
+            Some(r) if r.users == 0 => {
+                let r = st.srs.remove(srs_key).expect("present");
+                st.discard(Box::new(r.srs), r.bytes);
+                true
             }
-            match st.srs.get(srs_key) {
-                Some(r) if r.users == 0 => {
-                    let bytes = r.bytes;
-                    let removed = st.srs.remove(srs_key);
-                    st.budget.release(bytes);
-                    removed
-                }
-                _ => None,
-            }
+            _ => false,
         };
-        Ok(removed.is_some())
+        self.inner.unlock(st);
+        Ok(evicted)
     }
 
     /// A snapshot of queues, workers, pool, budget and counters.
@@ -466,7 +611,12 @@ impl Engine {
             .iter()
             .map(|&p| ClassStatus {
                 class: p.name(),
-                queued: st.synth_queue.iter().filter(|k| k.0 == p).count(),
+                queued: st
+                    .jobs
+                    .values()
+                    .filter(|j| j.priority == p)
+                    .map(|j| j.queued.len())
+                    .sum(),
                 synthesized: st.prove_queue.keys().filter(|k| k.0 == p).count(),
                 in_flight: st
                     .jobs
@@ -505,7 +655,8 @@ impl Engine {
                 .iter()
                 .map(|(k, r)| (k.clone(), r.bytes, r.users))
                 .collect(),
-            jobs_active: st.jobs.values().filter(|j| j.outcome.is_none()).count(),
+            jobs_active: st.jobs.values().filter(|j| j.live()).count(),
+            jobs_held: st.jobs.len(),
             completed: st.counters.completed,
             failed: st.counters.failed,
             cancelled: st.counters.cancelled,
@@ -522,40 +673,61 @@ impl Engine {
         self.inner.lock().counters.finish_log.clone()
     }
 
-    /// Closes the engine: unfinished jobs fail with `Closed`, threads stop, the pool and all
-    /// resident SRS are freed. Later calls return `Closed`. Idempotent.
+    /// Closes the engine: unfinished jobs fail with `Closed`, every thread it started
+    /// (workers, finalizers, parameter loaders) is joined, the pool and all resident SRS are
+    /// freed. Later calls return `Closed`. Idempotent.
     pub fn close(&self) {
-        let ids: Vec<JobId> = {
-            let mut st = self.inner.lock();
-            st.closed = true;
-            st.jobs.keys().copied().collect()
-        };
-        {
-            let mut st = self.inner.lock();
-            for id in ids {
-                st.finish(id, Err(EngineError::Closed));
-            }
+        let mut st = self.inner.lock();
+        st.closed = true;
+        let ids: Vec<JobId> = st.jobs.keys().copied().collect();
+        for id in ids {
+            st.finish(id, Err(EngineError::Closed));
         }
-        self.inner.notify_all();
+        self.inner.unlock(st);
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for t in threads {
             let _ = t.join();
         }
+        let loaders =
+            std::mem::take(&mut *self.inner.loaders.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in loaders {
+            let _ = t.join();
+        }
         let mut st = self.inner.lock();
-        // Buffers and parameter sets are freed after the lock is released.
+        // Everything still held goes to the trash and is freed after the lock is released.
         let pool = std::mem::take(&mut st.pool);
         st.pool_bytes = 0;
         let srs = std::mem::take(&mut st.srs);
-        let evicted = st.take_evicted();
-        st.prove_queue.clear();
+        let queued = std::mem::take(&mut st.prove_queue);
+        let finishing: Vec<_> = st.finishing.iter_mut().map(std::mem::take).collect();
+        st.trash.push(Box::new(pool));
+        st.trash.push(Box::new(srs));
+        st.trash.push(Box::new(queued));
+        st.trash.push(Box::new(finishing));
+        st.srs_loading.clear();
         for job in st.jobs.values_mut() {
             job.in_flight = 0;
         }
+        let ids: Vec<JobId> = st.jobs.keys().copied().collect();
+        for id in ids {
+            st.reap(id);
+        }
         st.budget.used = 0;
-        drop(st);
-        drop((pool, srs, evicted));
-        self.inner.notify_all();
+        self.inner.unlock(st);
     }
+}
+
+/// Runs a parameter decode, turning a panic into an error.
+fn catch_load(
+    load: impl FnOnce() -> Result<Arc<crate::groth16::Srs>, String>,
+) -> Result<Arc<crate::groth16::Srs>, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(load)).unwrap_or_else(|p| {
+        Err(p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "decode panicked".into()))
+    })
 }
 
 impl Drop for Engine {

@@ -1,22 +1,34 @@
 //! The engine's shared state, guarded by one mutex. Only bookkeeping happens under the lock:
-//! no parsing, synthesis, proving, verification, file reading or large allocation.
+//! no parsing, synthesis, proving, verification, file reading, large allocation or large free
+//! (what must be freed goes to [`State::trash`] and is dropped after the lock is released).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::backend::ErasedPending;
 use super::budget::Budget;
 use super::workload::{JobId, Priority, Workload};
 use super::EngineError;
-use crate::groth16::{AbcBuffers, Assignment, Srs, PROOF_BYTES};
+use crate::groth16::{AbcBuffers, Assignment, CircuitShape, Srs, PROOF_BYTES};
 
 /// Unique, ordered key of one partition: class first, then submission order, then partition.
 pub type WorkKey = (Priority, JobId, usize);
 
-/// A synthesized partition waiting for a prover, with the bytes charged for it.
+/// A synthesized partition waiting for a prover, with its parameters and the bytes charged
+/// for it (assignment and prover transients, released when it is finished or dropped).
 pub struct Synthesized {
     pub assignment: Assignment,
+    pub srs: Arc<Srs>,
     pub charged: u64,
+}
+
+/// A partition between `prove_start` and `prove_finish`.
+pub struct Finishing {
+    pub pending: ErasedPending,
+    pub charged: u64,
+    pub start_ms: f64,
 }
 
 /// Per-phase time of one job, summed over partitions.
@@ -32,24 +44,41 @@ pub struct JobTimings {
     pub verify_ms: f64,
 }
 
-/// One submitted job.
+/// One submitted job. Once it has ended and nothing of it is in flight, its workload (the
+/// parsed request, tens of MB at 32 GiB) is dropped; the small record stays until the outcome
+/// is taken by `await` or the job is released.
 pub struct JobState {
-    pub workload: Arc<dyn Workload>,
+    /// The request; None once the job ended and its in-flight work drained.
+    pub workload: Option<Arc<dyn Workload>>,
+    pub kind: String,
+    pub srs_key: String,
     pub priority: Priority,
-    pub srs: Option<Arc<Srs>>,
+    /// Partitions not yet picked for synthesis.
+    pub queued: BTreeSet<usize>,
     pub proofs: Vec<Option<[u8; PROOF_BYTES]>>,
     pub remaining: usize,
+    /// Partitions picked and not yet finished or dropped (each holds a user of the SRS).
     pub in_flight: usize,
     pub outcome: Option<Result<Vec<u8>, EngineError>>,
     pub submitted: Instant,
     pub started: bool,
     pub timings: JobTimings,
+    /// Released by its owner: the record goes as soon as nothing of it is in flight.
+    pub released: bool,
+}
+
+impl JobState {
+    /// Whether the job still wants work done.
+    pub fn live(&self) -> bool {
+        self.outcome.is_none()
+    }
 }
 
 /// A resident parameter set.
 pub struct Resident {
     pub srs: Arc<Srs>,
     pub bytes: u64,
+    /// Partitions in flight that use it (picked and not yet finished); 0 means evictable.
     pub users: usize,
     pub last_used: Instant,
 }
@@ -71,31 +100,46 @@ pub struct Counters {
 pub struct State {
     pub closed: bool,
     pub next_job: u64,
-    pub synth_queue: BTreeSet<WorkKey>,
-    pub prove_queue: BTreeMap<WorkKey, Synthesized>,
     pub jobs: HashMap<JobId, JobState>,
+    /// Ended jobs whose outcome nobody took yet, oldest first (their records are dropped
+    /// beyond [`MAX_UNCLAIMED`], so a caller that never awaits cannot grow the map forever).
+    pub unclaimed: VecDeque<JobId>,
+    pub prove_queue: BTreeMap<WorkKey, Synthesized>,
+    /// Per lane (device), partitions waiting for `prove_finish`, highest class first.
+    pub finishing: Vec<BTreeMap<WorkKey, Finishing>>,
     pub pool: Vec<AbcBuffers>,
     pub pool_total: usize,
     pub pool_bytes: u64,
     pub budget: Budget,
     pub srs: HashMap<String, Resident>,
-    /// Evicted parameter sets waiting to be dropped outside the lock.
-    pub evicted: Vec<Arc<Srs>>,
-    pub srs_loading: BTreeSet<String>,
-    /// Measured decoded size of every SRS loaded since open (for admission at submit).
+    /// Parameter sets being decoded, with the bytes charged for them ahead of the decode.
+    pub srs_loading: HashMap<String, u64>,
+    /// Decoded size of each parameter set: a hint until the first decode measures it.
     pub srs_sizes: HashMap<String, u64>,
-    /// Measured bytes of one synthesized partition (inputs, aux, densities) per SRS key.
-    pub partition_bytes: HashMap<String, u64>,
-    /// SRS keys whose first partition is being synthesized (size not measured yet): only one
-    /// such partition runs at a time, so unmeasured work cannot pile up past the budget.
-    pub measuring: BTreeSet<String>,
+    /// Partition shape per SRS key: the workload's hint until a synthesis measures it.
+    pub shapes: HashMap<String, CircuitShape>,
+    /// SRS keys of CRITICAL work seen (submitted or preloaded), with one partition's charge:
+    /// lower classes leave that much memory and one buffer set free, and never evict these
+    /// parameter sets.
+    pub critical: HashMap<String, u64>,
     pub counters: Counters,
     /// Busy milliseconds per worker name.
     pub busy_ms: BTreeMap<String, f64>,
+    /// Things to drop after the lock is released (evicted parameter sets, dropped partitions,
+    /// finished workloads): freeing gigabytes under the engine lock stalls every worker.
+    pub trash: Vec<Box<dyn Any + Send>>,
+    /// Bytes charged for what is in the trash: released only after it was freed, so what the
+    /// budget says is held never falls below what is really allocated.
+    pub trash_bytes: u64,
 }
 
+/// Ended jobs kept for an `await` that may still come; older ones are dropped.
+pub const MAX_UNCLAIMED: usize = 4096;
+
 impl State {
-    /// Records a job's outcome (once), releases what it holds, and counts it.
+    /// Records a job's outcome (once), drops its queued and synthesized partitions and those
+    /// waiting for `prove_finish` (their memory goes back), and counts it. Partitions running
+    /// right now end at their next step boundary.
     pub fn finish(&mut self, id: JobId, outcome: Result<Vec<u8>, EngineError>) {
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
@@ -109,24 +153,10 @@ impl State {
             Err(_) => self.counters.failed += 1,
         }
         job.outcome = Some(outcome);
+        job.queued.clear();
         self.counters.finish_log.push(id);
         if self.counters.finish_log.len() > 4096 {
             self.counters.finish_log.drain(..2048);
-        }
-        if job.srs.take().is_some() {
-            if let Some(r) = self.srs.get_mut(&job.workload.srs_key()) {
-                r.users = r.users.saturating_sub(1);
-                r.last_used = Instant::now();
-            }
-        }
-        let keys: Vec<WorkKey> = self
-            .synth_queue
-            .iter()
-            .filter(|k| k.1 == id)
-            .copied()
-            .collect();
-        for k in keys {
-            self.synth_queue.remove(&k);
         }
         let queued: Vec<WorkKey> = self
             .prove_queue
@@ -136,8 +166,75 @@ impl State {
             .collect();
         for k in queued {
             if let Some(s) = self.prove_queue.remove(&k) {
-                self.budget.release(s.charged);
-                self.return_buffers(s.assignment.abc);
+                let Synthesized {
+                    mut assignment,
+                    srs,
+                    charged,
+                } = s;
+                let abc = std::mem::take(&mut assignment.abc);
+                self.trash.push(Box::new((srs, assignment)));
+                self.return_buffers(abc);
+                self.partition_dropped(id, charged);
+            }
+        }
+        for lane in 0..self.finishing.len() {
+            let waiting: Vec<WorkKey> = self.finishing[lane]
+                .keys()
+                .filter(|k| k.1 == id)
+                .copied()
+                .collect();
+            for k in waiting {
+                if let Some(f) = self.finishing[lane].remove(&k) {
+                    self.trash.push(Box::new(f.pending));
+                    self.partition_dropped(id, f.charged);
+                }
+            }
+        }
+        self.reap(id);
+    }
+
+    /// One partition of job `id` left the pipeline whose memory was put in the trash: as
+    /// [`State::partition_done`], its charge released once the trash was freed.
+    pub fn partition_dropped(&mut self, id: JobId, charged: u64) {
+        self.trash_bytes += charged;
+        self.partition_done(id, 0);
+    }
+
+    /// One partition of job `id` left the pipeline (its memory already freed): its charge
+    /// and its use of the SRS go back; a job that ended and drained drops its workload.
+    pub fn partition_done(&mut self, id: JobId, charged: u64) {
+        self.budget.release(charged);
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        job.in_flight = job.in_flight.saturating_sub(1);
+        if let Some(r) = self.srs.get_mut(&job.srs_key) {
+            r.users = r.users.saturating_sub(1);
+            r.last_used = Instant::now();
+        }
+        self.reap(id);
+    }
+
+    /// Drops what an ended job no longer needs once nothing of it is in flight: its workload
+    /// (to the trash), and the whole record when it was released.
+    pub fn reap(&mut self, id: JobId) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        if job.live() || job.in_flight > 0 {
+            return;
+        }
+        if let Some(w) = job.workload.take() {
+            self.trash.push(Box::new(w));
+            self.trash.push(Box::new(std::mem::take(&mut job.proofs)));
+            self.unclaimed.push_back(id);
+        }
+        if job.released {
+            self.jobs.remove(&id);
+        }
+        while self.unclaimed.len() > MAX_UNCLAIMED {
+            if let Some(old) = self.unclaimed.pop_front() {
+                self.jobs.remove(&old);
             }
         }
     }
@@ -148,30 +245,74 @@ impl State {
         self.pool.push(abc);
     }
 
-    /// Evicts idle resident SRS (least recently used first) until `bytes` more fit.
-    ///
-    /// Evicted parameter sets go to `self.evicted`: callers drop them after unlocking
-    /// ([`State::take_evicted`]), since freeing gigabytes under the engine lock stalls every
-    /// worker.
-    pub fn evict_for(&mut self, bytes: u64) {
-        while !self.budget.fits(bytes) {
+    /// Bytes of resident parameter sets that could be evicted now for work of `class`: idle,
+    /// not in `keep`, and not a CRITICAL set unless `class` is CRITICAL.
+    pub fn evictable(&self, class: Priority, keep: &BTreeSet<String>) -> u64 {
+        self.srs
+            .iter()
+            .filter(|(k, r)| self.may_evict(k, r, class, keep))
+            .map(|(_, r)| r.bytes)
+            .sum()
+    }
+
+    fn may_evict(&self, key: &str, r: &Resident, class: Priority, keep: &BTreeSet<String>) -> bool {
+        r.users == 0
+            && !keep.contains(key)
+            && (class == Priority::Critical || !self.critical.contains_key(key))
+    }
+
+    /// Evicts idle resident SRS (least recently used first, within what [`State::evictable`]
+    /// allows) until `bytes` more fit. Evicted sets go to the trash.
+    /// The memory goes back when the trash is freed: callers check `fits` again after that.
+    pub fn evict_for(&mut self, bytes: u64, class: Priority, keep: &BTreeSet<String>) {
+        while self.budget.used.saturating_sub(self.trash_bytes) + bytes > self.budget.limit {
             let victim = self
                 .srs
                 .iter()
-                .filter(|(_, r)| r.users == 0)
+                .filter(|(k, r)| self.may_evict(k, r, class, keep))
                 .min_by_key(|(_, r)| r.last_used)
                 .map(|(k, _)| k.clone());
             let Some(key) = victim else { return };
             if let Some(r) = self.srs.remove(&key) {
-                self.budget.release(r.bytes);
                 log::debug!("evicted SRS {key} ({} MiB)", r.bytes >> 20);
-                self.evicted.push(r.srs);
+                self.discard(Box::new(r.srs), r.bytes);
             }
         }
     }
 
-    /// Parameter sets evicted since the last call, to be dropped outside the lock.
-    pub fn take_evicted(&mut self) -> Vec<Arc<Srs>> {
-        std::mem::take(&mut self.evicted)
+    /// Bytes lower classes must leave free for CRITICAL work: one partition of the largest
+    /// CRITICAL circuit seen.
+    pub fn critical_headroom(&self) -> u64 {
+        self.critical.values().copied().max().unwrap_or(0)
+    }
+
+    /// Buffer sets lower classes must leave in the pool for CRITICAL work.
+    pub fn critical_buffers(&self) -> usize {
+        usize::from(!self.critical.is_empty() && self.pool_total > 1)
+    }
+
+    /// Bytes of resident CRITICAL parameter sets (lower classes cannot evict them).
+    pub fn critical_resident(&self) -> u64 {
+        self.srs
+            .iter()
+            .filter(|(k, _)| self.critical.contains_key(*k))
+            .map(|(_, r)| r.bytes)
+            .sum()
+    }
+
+    /// Puts `thing`, charged `bytes`, in the trash: freed after the lock is released, and
+    /// only then uncharged. Until then the budget still counts it, as the allocator does.
+    pub fn discard(&mut self, thing: Box<dyn Any + Send>, bytes: u64) {
+        self.trash.push(thing);
+        self.trash_bytes += bytes;
+    }
+
+    /// Everything in the trash and the bytes charged for it, to free after unlocking and then
+    /// release.
+    pub fn take_trash(&mut self) -> (Vec<Box<dyn Any + Send>>, u64) {
+        (
+            std::mem::take(&mut self.trash),
+            std::mem::take(&mut self.trash_bytes),
+        )
     }
 }

@@ -75,8 +75,11 @@ pub struct Status {
     pub budget_high_water: u64,
     /// Resident parameter sets: (key, bytes, jobs using it).
     pub srs_resident: Vec<(String, u64, usize)>,
-    /// Jobs submitted and not yet awaited or finished.
+    /// Jobs submitted and not yet finished.
     pub jobs_active: usize,
+    /// Job records held: active jobs, and ended ones whose outcome was not yet taken by
+    /// `await` or released (bounded; returns to 0 when every job was awaited or released).
+    pub jobs_held: usize,
     /// Jobs finished with a verified proof.
     pub completed: u64,
     /// Jobs finished with an error.

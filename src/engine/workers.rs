@@ -1,27 +1,21 @@
 //! The engine's threads: synthesis workers (CPU), prover workers (`prove_start` on the
-//! backend) and finalizers (`prove_finish`, assembly, verification; a queue per device).
-//! Heavy work always runs outside the state lock.
+//! backend), finalizers (`prove_finish`, assembly, verification; a queue per device) and
+//! parameter loaders. Each stage takes the highest class first; one synthesis worker and one
+//! finalizer per device serve only CRITICAL work, so it never waits behind a lower class for
+//! more than the `prove_start` that is running. Heavy work and large frees run outside the
+//! state lock.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use log::debug;
 
-use super::backend::ErasedPending;
-use super::state::{Resident, State, Synthesized, WorkKey};
-use super::workload::Workload;
+use super::schedule::{pick, Pick, Picked};
+use super::state::{Finishing, Resident, State, Synthesized};
+use super::workload::{Priority, Workload};
 use super::{EngineError, Inner};
-use crate::groth16::{AbcBuffers, Randomness, PROOF_BYTES};
-
-/// A partition between `prove_start` and `prove_finish`.
-pub struct Finishing {
-    pub key: WorkKey,
-    pub pending: ErasedPending,
-    pub charged: u64,
-    pub start_ms: f64,
-}
+use crate::groth16::{AbcBuffers, CircuitShape, Randomness, Srs, PROOF_BYTES};
 
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
@@ -34,162 +28,170 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// What a synthesis worker picked under the lock.
-enum Pick {
-    LoadSrs(Arc<dyn Workload>),
-    Synthesize {
-        key: WorkKey,
-        workload: Arc<dyn Workload>,
-        buffers: AbcBuffers,
-        charged: u64,
-    },
+/// Which work a thread takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Serves {
+    /// Any class, highest first.
+    All,
+    /// CRITICAL work only (kept free for it).
+    Critical,
 }
 
-fn pick(st: &mut State) -> Option<Pick> {
-    let key = *st.synth_queue.first()?;
-    let id = key.1;
-    let job = st.jobs.get(&id)?;
-    let workload = Arc::clone(&job.workload);
-    let srs_key = workload.srs_key();
-    if job.srs.is_none() {
-        if let Some(r) = st.srs.get_mut(&srs_key) {
-            r.users += 1;
-            r.last_used = Instant::now();
-            let srs = Arc::clone(&r.srs);
-            st.jobs.get_mut(&id)?.srs = Some(srs);
-        } else if !st.srs_loading.contains(&srs_key) {
-            // A parameter set decoded before has a measured size: wait until it fits.
-            if let Some(&bytes) = st.srs_sizes.get(&srs_key) {
-                st.evict_for(bytes);
-                if !st.budget.fits(bytes) {
-                    return None;
-                }
+/// A synthesis worker: takes the next partition (see [`pick`]) and synthesizes it into pool
+/// buffers, or starts a parameter decode on a loader thread.
+pub fn synthesis_worker(inner: Arc<Inner>, name: String, serves: Serves) {
+    let aging = Duration::from_secs(inner.config.low_aging_secs);
+    let transient = |s: &CircuitShape| inner.backend.transient_bytes(s);
+    loop {
+        let mut st = inner.lock();
+        let picked = loop {
+            if st.closed {
+                return;
             }
-            st.srs_loading.insert(srs_key);
-            return Some(Pick::LoadSrs(workload));
-        } else {
-            return None; // another worker is loading it
+            let mut failed = false;
+            let p = pick(
+                &mut st,
+                &transient,
+                aging,
+                serves == Serves::Critical,
+                &mut failed,
+            );
+            if failed {
+                // A job failed (can never fit): its waiters and other workers must know.
+                inner.notify_all();
+            }
+            if let Some(p) = p {
+                break p;
+            }
+            // Wake up now and then so LOW work ages even when nothing else happens.
+            st = inner.unlock_and_wait(
+                &inner.work_cv,
+                st,
+                Some(aging.max(Duration::from_millis(50))),
+            );
+        };
+        // Frees what the pick evicted before this worker allocates anything.
+        inner.unlock(st);
+        match picked {
+            Pick::LoadSrs(w) => inner.spawn_loader(w),
+            Pick::Synthesize(p) => synthesize(&inner, &name, *p),
         }
     }
-    if st.pool.is_empty() {
-        st.counters.pool_waits += 1;
-        return None;
+}
+
+fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
+    let Picked {
+        key,
+        workload,
+        srs,
+        mut buffers,
+        grow_to,
+        charged,
+    } = picked;
+    let (id, k) = (key.1, key.2);
+    let srs_key = workload.srs_key();
+    if grow_to > 0 {
+        // Charged at pick: the old set goes first, so the two never coexist.
+        drop(buffers);
+        buffers = inner.backend.alloc_buffers(grow_to);
     }
-    let measured = st.partition_bytes.get(&srs_key).copied();
-    if measured.is_none() && st.measuring.contains(&srs_key) {
-        return None; // wait for the first partition of this circuit to be measured
+    let (buffers, repinned) = pinned_if_grown(inner, buffers);
+    let capacity = buffers.a.capacity();
+    let t = Instant::now();
+    let result = catch_unwind(AssertUnwindSafe(|| workload.synthesize(k, buffers)))
+        .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(p))));
+    let synth_ms = ms_since(t);
+    debug!(
+        "SYNTH_TIMING job={} partition={k} kind={} synth_ms={synth_ms:.1}",
+        id.0,
+        workload.kind()
+    );
+    // A failed synthesis consumed its buffers: allocate the replacement before locking.
+    let replacement = result
+        .is_err()
+        .then(|| inner.backend.alloc_buffers(capacity));
+    let mut st = inner.lock();
+    if repinned > 0 {
+        st.pool_bytes += repinned;
+        st.budget.charge(repinned);
     }
-    let estimate = measured.unwrap_or(0);
-    // Idle parameter sets give way to partitions of jobs that are running (this job's own set
-    // is in use, so it stays).
-    st.evict_for(estimate);
-    if !st.budget.fits(estimate) {
-        let srs_bytes = st.srs.get(&srs_key).map_or(0, |r| r.bytes);
-        if estimate + srs_bytes + st.pool_bytes > st.budget.limit {
+    *st.busy_ms.entry(name.to_string()).or_default() += synth_ms;
+    if let Some(job) = st.jobs.get_mut(&id) {
+        job.timings.synth_ms += synth_ms;
+    }
+    match result {
+        Err(e) => {
+            st.return_buffers(replacement.expect("allocated on error"));
+            st.partition_done(id, charged);
             st.finish(
                 id,
-                Err(EngineError::TooLarge(format!(
-                    "a {} partition needs {estimate} bytes besides the SRS ({srs_bytes}) and the pool ({}), over the {} byte budget",
-                    workload.kind(),
-                    st.pool_bytes,
-                    st.budget.limit
+                Err(EngineError::Failed(format!(
+                    "{} partition {k}: synthesis failed: {e}",
+                    workload.kind()
                 ))),
             );
         }
-        return None;
-    }
-    st.synth_queue.remove(&key);
-    if measured.is_none() {
-        st.measuring.insert(srs_key);
-    }
-    let buffers = st.pool.pop().expect("checked non-empty");
-    st.budget.charge(estimate);
-    let job = st.jobs.get_mut(&id)?;
-    job.in_flight += 1;
-    if !job.started {
-        job.started = true;
-        job.timings.queue_ms = ms_since(job.submitted);
-    }
-    st.counters.start_log.push((id, key.2));
-    if st.counters.start_log.len() > 4096 {
-        st.counters.start_log.drain(..2048);
-    }
-    Some(Pick::Synthesize {
-        key,
-        workload,
-        buffers,
-        charged: estimate,
-    })
-}
-
-/// Loads an SRS outside the lock and makes it resident (or fails the jobs that need it).
-fn load_srs(inner: &Inner, workload: Arc<dyn Workload>) {
-    let key = workload.srs_key();
-    let t = Instant::now();
-    let loaded = catch_unwind(AssertUnwindSafe(|| workload.load_srs()))
-        .unwrap_or_else(|p| Err(panic_message(p)));
-    let mut st = inner.lock();
-    st.srs_loading.remove(&key);
-    let failing: Vec<_> = st
-        .jobs
-        .iter()
-        .filter(|(_, j)| j.outcome.is_none() && j.workload.srs_key() == key)
-        .map(|(id, _)| *id)
-        .collect();
-    match loaded {
-        Err(e) => {
-            for id in failing {
-                st.finish(
-                    id,
-                    Err(EngineError::Failed(format!("loading parameters: {e}"))),
-                );
+        Ok(mut assignment) => {
+            let grown =
+                (assignment.abc.capacity_bytes() as u64).saturating_sub(3 * capacity as u64 * 32);
+            if grown > 0 {
+                // Only a circuit larger than its shape said (or without one) grows here.
+                st.pool_bytes += grown;
+                st.budget.charge(grown);
             }
-        }
-        Ok(srs) => {
-            let bytes = srs.byte_size() as u64;
-            st.srs_sizes.insert(key.clone(), bytes);
-            if bytes + st.pool_bytes > st.budget.limit {
-                let msg = format!(
-                    "parameters {key} need {bytes} bytes; with the pool ({}) they can never fit the {} byte budget",
-                    st.pool_bytes, st.budget.limit
-                );
-                for id in failing {
-                    st.finish(id, Err(EngineError::TooLarge(msg.clone())));
-                }
+            let shape = CircuitShape {
+                constraints: assignment.num_constraints(),
+                inputs: assignment.inputs.len(),
+                aux: assignment.aux.len(),
+            };
+            let measured = shape.assignment_bytes() + inner.backend.transient_bytes(&shape);
+            let charged = if measured > charged {
+                // More than charged up front (no shape hint, or a wrong one): charge the rest
+                // now, and the measured shape from now on.
+                st.budget.charge(measured - charged);
+                measured
             } else {
-                st.evict_for(bytes);
-                // The first decode of a parameter set is measured only now; it is charged even
-                // if that briefly exceeds the budget (`preload` at start avoids this). Later
-                // loads wait in `pick` until the measured size fits.
-                st.budget.charge(bytes);
-                st.srs.insert(
-                    key.clone(),
-                    Resident {
-                        srs,
-                        bytes,
-                        users: 0,
-                        last_used: Instant::now(),
+                charged
+            };
+            let known = st.shapes.get(&srs_key).copied().unwrap_or_default();
+            if shape.domain() > known.domain()
+                || shape.aux > known.aux
+                || shape.inputs > known.inputs
+            {
+                st.shapes.insert(
+                    srs_key.clone(),
+                    CircuitShape {
+                        constraints: shape.constraints.max(known.constraints),
+                        inputs: shape.inputs.max(known.inputs),
+                        aux: shape.aux.max(known.aux),
                     },
                 );
-                debug!(
-                    "SRS {key} resident ({} MiB) in {:.1} ms",
-                    bytes >> 20,
-                    ms_since(t)
+            }
+            if st.jobs.get(&id).is_some_and(|j| j.live()) {
+                st.prove_queue.insert(
+                    key,
+                    Synthesized {
+                        assignment,
+                        srs,
+                        charged,
+                    },
                 );
+            } else {
+                // Cancelled meanwhile: stop here and give everything back.
+                let abc = std::mem::take(&mut assignment.abc);
+                st.return_buffers(abc);
+                st.trash.push(Box::new((assignment, srs)));
+                st.partition_dropped(id, charged);
             }
         }
     }
-    *st.busy_ms.entry("srs-load".into()).or_default() += ms_since(t);
-    let evicted = st.take_evicted();
-    drop(st);
-    drop(evicted);
-    inner.notify_all();
+    inner.unlock(st);
 }
 
-/// For a backend that prefers pinned memory: pool buffers that grew on the heap (a pool sized
-/// on first use, or a circuit that outgrew its block) are replaced by pinned ones of the same
-/// size, here on a synthesis thread, off the GPU's path. Returns the buffers and the bytes
-/// they hold beyond the ones they replace (to charge to the pool and the budget).
+/// For a backend that prefers pinned memory: pool buffers that grew on the heap during a
+/// synthesis of unknown shape are replaced by pinned ones of the same size, here on a
+/// synthesis thread, off the GPU's path. Returns the buffers and the bytes they hold beyond
+/// the ones they replace (to charge to the pool and the budget).
 fn pinned_if_grown(inner: &Inner, buffers: AbcBuffers) -> (AbcBuffers, u64) {
     use std::sync::atomic::Ordering;
     let capacity = buffers
@@ -200,171 +202,49 @@ fn pinned_if_grown(inner: &Inner, buffers: AbcBuffers) -> (AbcBuffers, u64) {
     if buffers.is_pinned() || capacity == 0 || !inner.pin_grown_buffers.load(Ordering::Relaxed) {
         return (buffers, 0);
     }
+    let old_bytes = buffers.capacity_bytes();
+    drop(buffers);
     let pinned = inner.backend.alloc_buffers(capacity);
     if pinned.is_pinned() {
         debug!("pool buffers of {capacity} constraints moved to pinned memory");
-        let extra = pinned
-            .capacity_bytes()
-            .saturating_sub(buffers.capacity_bytes());
-        (pinned, extra as u64)
     } else {
         log::warn!("cannot pin pool buffers; they stay in pageable memory");
         inner.pin_grown_buffers.store(false, Ordering::Relaxed);
-        (buffers, 0)
     }
-}
-
-/// A synthesis worker: takes the highest-priority partition, synthesizes it into pool buffers.
-pub fn synthesis_worker(inner: Arc<Inner>, name: String) {
-    loop {
-        let (picked, evicted) = {
-            let mut st = inner.lock();
-            loop {
-                if st.closed {
-                    return;
-                }
-                if let Some(p) = pick(&mut st) {
-                    break (p, st.take_evicted());
-                }
-                let evicted = st.take_evicted();
-                if !evicted.is_empty() {
-                    // Free what eviction made room with before waiting, outside the lock.
-                    drop(st);
-                    drop(evicted);
-                    st = inner.lock();
-                    continue;
-                }
-                st = inner.wait(&inner.work_cv, st);
-            }
-        };
-        drop(evicted);
-        let (key, workload, buffers, charged) = match picked {
-            Pick::LoadSrs(w) => {
-                // Decoding takes seconds to minutes: a thread of its own keeps this worker
-                // synthesizing (e.g. a WinningPoSt whose parameters are resident).
-                let (loader, job) = (Arc::clone(&inner), Arc::clone(&w));
-                let spawned = std::thread::Builder::new()
-                    .name("cuzk-srs-load".into())
-                    .spawn(move || load_srs(&loader, job));
-                if let Err(e) = spawned {
-                    log::warn!("cannot start a loader thread ({e}); decoding on {name}");
-                    load_srs(&inner, w);
-                }
-                continue;
-            }
-            Pick::Synthesize {
-                key,
-                workload,
-                buffers,
-                charged,
-            } => (key, workload, buffers, charged),
-        };
-        let (id, k) = (key.1, key.2);
-        let (buffers, repinned) = pinned_if_grown(&inner, buffers);
-        let capacity = buffers.a.capacity();
-        let t = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| workload.synthesize(k, buffers)))
-            .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(p))));
-        let synth_ms = ms_since(t);
-        debug!(
-            "SYNTH_TIMING job={} partition={k} kind={} synth_ms={synth_ms:.1}",
-            id.0,
-            workload.kind()
-        );
-        // A failed synthesis consumed its buffers: allocate the replacement before locking.
-        let replacement = result
-            .is_err()
-            .then(|| inner.backend.alloc_buffers(capacity));
-        let mut st = inner.lock();
-        if repinned > 0 {
-            st.pool_bytes += repinned;
-            st.budget.charge(repinned);
-        }
-        *st.busy_ms.entry(name.clone()).or_default() += synth_ms;
-        st.measuring.remove(&workload.srs_key());
-        st.budget.release(charged);
-        if let Some(job) = st.jobs.get_mut(&id) {
-            job.in_flight -= 1;
-            job.timings.synth_ms += synth_ms;
-        }
-        match result {
-            Err(e) => {
-                st.return_buffers(replacement.expect("allocated on error"));
-                st.finish(
-                    id,
-                    Err(EngineError::Failed(format!(
-                        "{} partition {k}: synthesis failed: {e}",
-                        workload.kind()
-                    ))),
-                );
-            }
-            Ok(assignment) => {
-                let grown = (assignment.abc.capacity_bytes() as u64)
-                    .saturating_sub(3 * capacity as u64 * 32);
-                if grown > 0 {
-                    st.pool_bytes += grown;
-                    st.budget.charge(grown);
-                }
-                let bytes = (assignment.byte_size() - assignment.abc.capacity_bytes()) as u64;
-                st.partition_bytes.insert(workload.srs_key(), bytes);
-                let live = st.jobs.get(&id).is_some_and(|j| j.outcome.is_none());
-                if live {
-                    st.budget.charge(bytes);
-                    st.prove_queue.insert(
-                        key,
-                        Synthesized {
-                            assignment,
-                            charged: bytes,
-                        },
-                    );
-                } else {
-                    st.return_buffers(assignment.abc);
-                }
-            }
-        }
-        drop(st);
-        inner.notify_all();
-    }
+    let extra = pinned.capacity_bytes().saturating_sub(old_bytes);
+    (pinned, extra as u64)
 }
 
 /// A prover worker: runs `prove_start` on the next synthesized partition (highest class
-/// first), returns its buffers to the pool and hands the rest to the finalizers of the
-/// partition's lane (device).
-pub fn prover_worker(inner: Arc<Inner>, name: String, finalizers: Vec<Sender<Finishing>>) {
+/// first), returns its buffers to the pool and queues the rest for the finalizers of the
+/// partition's lane (device), ordered by class.
+pub fn prover_worker(inner: Arc<Inner>, name: String) {
     loop {
-        let (key, synthesized, srs, kind) = {
+        let (key, synthesized, kind) = {
             let mut st = inner.lock();
             loop {
                 if st.closed {
                     return;
                 }
                 if let Some((key, s)) = st.prove_queue.pop_first() {
-                    let job = st.jobs.get(&key.1);
-                    match job.and_then(|j| j.srs.clone().map(|srs| (srs, j.workload.kind()))) {
-                        Some((srs, kind)) => {
-                            if let Some(job) = st.jobs.get_mut(&key.1) {
-                                job.in_flight += 1;
-                            }
-                            break (key, s, srs, kind);
-                        }
-                        None => {
-                            st.budget.release(s.charged);
-                            st.return_buffers(s.assignment.abc);
-                            continue;
-                        }
-                    }
+                    let kind = st.jobs.get(&key.1).map(|j| j.kind.clone());
+                    break (key, s, kind.unwrap_or_default());
                 }
-                st = inner.wait(&inner.prove_cv, st);
+                st = inner.unlock_and_wait(&inner.prove_cv, st, None);
             }
         };
-        let capacity = synthesized.assignment.abc.a.capacity();
+        let Synthesized {
+            assignment,
+            srs,
+            charged,
+        } = synthesized;
+        let capacity = assignment.abc.a.capacity();
         let randomness = Randomness::random(&mut rand::rngs::OsRng);
         let t = Instant::now();
         let started = catch_unwind(AssertUnwindSafe(|| {
-            inner
-                .backend
-                .start(synthesized.assignment, &srs, randomness)
+            inner.backend.start(assignment, &srs, randomness)
         }));
+        drop(srs);
         let start_ms = ms_since(t);
         debug!(
             "GPU_TIMING job={} partition={} kind={kind} backend={} prove_start_ms={start_ms:.1}",
@@ -374,18 +254,25 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, finalizers: Vec<Sender<Fin
         );
         let failure = match started {
             Ok(Ok((pending, released))) => {
+                let lane = inner.backend.lane(&pending);
                 let mut st = inner.lock();
                 *st.busy_ms.entry(name.clone()).or_default() += start_ms;
                 st.return_buffers(released);
-                drop(st);
-                inner.notify_all();
-                let lane = inner.backend.lane(&pending).min(finalizers.len() - 1);
-                let _ = finalizers[lane].send(Finishing {
-                    key,
-                    pending,
-                    charged: synthesized.charged,
-                    start_ms,
-                });
+                if st.jobs.get(&key.1).is_some_and(|j| j.live()) && !st.closed {
+                    let lane = lane.min(st.finishing.len() - 1);
+                    st.finishing[lane].insert(
+                        key,
+                        Finishing {
+                            pending,
+                            charged,
+                            start_ms,
+                        },
+                    );
+                } else {
+                    st.trash.push(Box::new(pending));
+                    st.partition_dropped(key.1, charged);
+                }
+                inner.unlock(st);
                 continue;
             }
             Ok(Err(e)) => e.to_string(),
@@ -395,10 +282,7 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, finalizers: Vec<Sender<Fin
         let mut st = inner.lock();
         *st.busy_ms.entry(name.clone()).or_default() += start_ms;
         st.return_buffers(replacement);
-        st.budget.release(synthesized.charged);
-        if let Some(job) = st.jobs.get_mut(&key.1) {
-            job.in_flight -= 1;
-        }
+        st.partition_done(key.1, charged);
         st.finish(
             key.1,
             Err(EngineError::Failed(format!(
@@ -406,26 +290,51 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, finalizers: Vec<Sender<Fin
                 key.2
             ))),
         );
-        drop(st);
-        inner.notify_all();
+        inner.unlock(st);
     }
 }
 
-/// The finalizer: `prove_finish`, collection in partition order, verification, wake-up.
-pub fn finalizer(inner: Arc<Inner>, name: String, rx: Arc<Mutex<Receiver<Finishing>>>) {
+/// A finalizer of one lane: `prove_finish` of the highest-class partition waiting there,
+/// collection in partition order, verification, wake-up. Partitions of jobs that ended
+/// (cancelled, failed) are dropped without finishing.
+pub fn finalizer(inner: Arc<Inner>, name: String, lane: usize, serves: Serves) {
     loop {
-        // One finalizer at a time waits on the channel; the lock is released before the work.
-        let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-        let Ok(msg) = next else {
-            return;
+        let (key, finishing, workload) = {
+            let mut st = inner.lock();
+            loop {
+                let next = st.finishing[lane]
+                    .first_key_value()
+                    .map(|(k, _)| *k)
+                    .filter(|k| serves == Serves::All || k.0 == Priority::Critical);
+                if let Some(key) = next {
+                    let f = st.finishing[lane].remove(&key).expect("present");
+                    let workload = st
+                        .jobs
+                        .get(&key.1)
+                        .filter(|j| j.live())
+                        .and_then(|j| j.workload.clone());
+                    break (key, f, workload);
+                }
+                if st.closed {
+                    return;
+                }
+                st = inner.unlock_and_wait(&inner.finish_cv, st, None);
+            }
+        };
+        let (id, k) = (key.1, key.2);
+        let Some(workload) = workload else {
+            // Ended meanwhile: nothing more to do for it.
+            let mut st = inner.lock();
+            st.trash.push(Box::new(finishing.pending));
+            st.partition_dropped(id, finishing.charged);
+            inner.unlock(st);
+            continue;
         };
         let Finishing {
-            key,
             pending,
             charged,
             start_ms,
-        } = msg;
-        let (id, k) = (key.1, key.2);
+        } = finishing;
         let t = Instant::now();
         let finished = catch_unwind(AssertUnwindSafe(|| inner.backend.finish(pending)))
             .unwrap_or_else(|p| {
@@ -443,41 +352,46 @@ pub fn finalizer(inner: Arc<Inner>, name: String, rx: Arc<Mutex<Receiver<Finishi
         {
             let mut st = inner.lock();
             *st.busy_ms.entry(name.clone()).or_default() += fin_ms;
-            st.budget.release(charged);
-            let Some(job) = st.jobs.get_mut(&id) else {
-                continue;
-            };
-            job.in_flight -= 1;
-            job.timings.prove_ms += start_ms + fin_ms;
-            if job.outcome.is_none() {
-                match finished {
-                    Ok(proof) => {
-                        if job.proofs[k].replace(proof.to_bytes()).is_none() {
-                            job.remaining -= 1;
+            if let Some(job) = st.jobs.get_mut(&id) {
+                job.timings.prove_ms += start_ms + fin_ms;
+                if job.live() {
+                    match finished {
+                        Ok(proof) => {
+                            if job.proofs[k].replace(proof.to_bytes()).is_none() {
+                                job.remaining -= 1;
+                            }
+                            if job.remaining == 0 {
+                                let bytes: Vec<u8> = job
+                                    .proofs
+                                    .iter()
+                                    .flat_map(|p| p.expect("all partitions proved"))
+                                    .collect();
+                                debug_assert_eq!(bytes.len(), job.proofs.len() * PROOF_BYTES);
+                                to_verify = Some(bytes);
+                            }
                         }
-                        if job.remaining == 0 {
-                            let bytes: Vec<u8> = job
-                                .proofs
-                                .iter()
-                                .flat_map(|p| p.expect("all partitions proved"))
-                                .collect();
-                            debug_assert_eq!(bytes.len(), job.proofs.len() * PROOF_BYTES);
-                            to_verify = Some((Arc::clone(&job.workload), bytes));
+                        Err(e) => {
+                            let kind = job.kind.clone();
+                            st.finish(
+                                id,
+                                Err(EngineError::Failed(format!(
+                                    "{kind} partition {k}: prove_finish: {e}"
+                                ))),
+                            );
                         }
-                    }
-                    Err(e) => {
-                        let kind = job.workload.kind();
-                        st.finish(
-                            id,
-                            Err(EngineError::Failed(format!(
-                                "{kind} partition {k}: prove_finish: {e}"
-                            ))),
-                        );
                     }
                 }
             }
+            if to_verify.is_none() {
+                st.partition_done(id, charged);
+            } else {
+                // The last partition stays in flight until the verdict, so the job's record
+                // and workload stay while it is verified.
+                st.budget.release(charged);
+            }
+            inner.unlock(st);
         }
-        if let Some((workload, bytes)) = to_verify {
+        if let Some(bytes) = to_verify {
             let t = Instant::now();
             let verdict = catch_unwind(AssertUnwindSafe(|| workload.verify(&bytes)))
                 .unwrap_or_else(|p| Err(format!("verifier panicked: {}", panic_message(p))));
@@ -491,13 +405,105 @@ pub fn finalizer(inner: Arc<Inner>, name: String, rx: Arc<Mutex<Receiver<Finishi
                 .map(|()| bytes)
                 .map_err(|e| EngineError::Failed(format!("{} self-check: {e}", workload.kind())));
             st.finish(id, outcome);
-            drop(st);
+            st.partition_done(id, 0);
+            inner.unlock(st);
             if inner.config.malloc_trim {
                 trim();
             }
         }
-        inner.notify_all();
+        drop(workload);
     }
+}
+
+/// Decodes a parameter set (on a loader thread) and makes it resident, or fails the jobs that
+/// need it.
+pub fn load_srs(inner: &Inner, workload: Arc<dyn Workload>) {
+    let key = workload.srs_key();
+    let t = Instant::now();
+    let loaded = catch_unwind(AssertUnwindSafe(|| workload.load_srs()))
+        .unwrap_or_else(|p| Err(panic_message(p)));
+    let mut st = inner.lock();
+    let _ = install_srs(&mut st, &key, loaded);
+    debug!("SRS {key} decoded in {:.1} ms", ms_since(t));
+    *st.busy_ms.entry("srs-load".into()).or_default() += ms_since(t);
+    inner.unlock(st);
+}
+
+/// Ends the decode of parameter set `key`: the bytes charged ahead of it (a size hint) are
+/// replaced by the measured size and the set becomes resident; on failure, or when it can
+/// never fit, the jobs that need it fail. Large frees go to the trash.
+pub fn install_srs(
+    st: &mut State,
+    key: &str,
+    loaded: Result<Arc<Srs>, String>,
+) -> Result<(), EngineError> {
+    // The bytes charged ahead of the decode stay charged until the decoded set is resident
+    // or freed.
+    let reserved = st.srs_loading.remove(key).unwrap_or(0);
+    let needing: Vec<_> = st
+        .jobs
+        .iter()
+        .filter(|(_, j)| j.live() && j.srs_key == key)
+        .map(|(id, _)| *id)
+        .collect();
+    let srs = match loaded {
+        Err(e) => {
+            st.budget.release(reserved);
+            let error = EngineError::Failed(format!("loading parameters {key}: {e}"));
+            for id in needing {
+                st.finish(id, Err(error.clone()));
+            }
+            return Err(error);
+        }
+        Ok(srs) => srs,
+    };
+    if st.closed {
+        st.discard(Box::new(srs), reserved);
+        return Err(EngineError::Closed);
+    }
+    if st.srs.contains_key(key) {
+        st.discard(Box::new(srs), reserved);
+        return Ok(());
+    }
+    let bytes = srs.byte_size() as u64;
+    st.srs_sizes.insert(key.to_string(), bytes);
+    // A workload without a shape hint is charged the largest circuit its parameters prove.
+    if !st.shapes.contains_key(key) {
+        st.shapes.insert(key.to_string(), srs.circuit_shape());
+    }
+    if bytes + st.pool_bytes > st.budget.limit {
+        let error = EngineError::TooLarge(format!(
+            "parameters {key} need {bytes} bytes; with the pool ({}) they can never fit the {} byte budget",
+            st.pool_bytes, st.budget.limit
+        ));
+        for id in needing {
+            st.finish(id, Err(error.clone()));
+        }
+        st.discard(Box::new(srs), reserved);
+        return Err(error);
+    }
+    let class = if st.critical.contains_key(key) {
+        Priority::Critical
+    } else {
+        Priority::Normal
+    };
+    st.budget.release(reserved);
+    let keep = std::iter::once(key.to_string()).collect();
+    st.evict_for(bytes, class, &keep);
+    // Without a size hint the first decode is measured only now; it is charged even if that
+    // exceeds the budget for a while (a hint or `preload` avoids it).
+    st.budget.charge(bytes);
+    st.srs.insert(
+        key.to_string(),
+        Resident {
+            srs,
+            bytes,
+            users: 0,
+            last_used: Instant::now(),
+        },
+    );
+    debug!("SRS {key} resident ({} MiB)", bytes >> 20);
+    Ok(())
 }
 
 #[cfg(target_os = "linux")]

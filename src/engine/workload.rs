@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::groth16::{AbcBuffers, Assignment, Srs};
+use crate::groth16::{AbcBuffers, Assignment, CircuitShape, Srs};
 
 /// Scheduling class; lower value runs first. FIFO within a class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -56,6 +56,13 @@ pub trait Workload: Send + Sync + 'static {
     /// file's size). Lets the budget wait for room before the first decode, and refuse a job
     /// whose parameters can never fit at submit. The measured size replaces it once decoded.
     fn srs_size_hint(&self) -> Option<u64> {
+        None
+    }
+    /// The shape of one partition's circuit, if known before synthesis (e.g. from the parameter
+    /// file). Lets the budget charge a partition's whole footprint (a/b/c, assignment, prover
+    /// transients) before its first synthesis; without it the first partition of a circuit is
+    /// measured alone and charged after it ran.
+    fn circuit_shape(&self) -> Option<CircuitShape> {
         None
     }
     /// Synthesizes partition `k` into `buffers`.

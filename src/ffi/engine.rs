@@ -12,7 +12,7 @@ use super::types::{CuzkBytes, CuzkCode, CuzkTimings};
 use crate::engine::{Config, Engine, JobId};
 use crate::groth16::paramgen::cache::cache_dir;
 use crate::proofs::circuits::CircuitKind;
-use crate::proofs::workload::{load_kind, srs_key};
+use crate::proofs::workload::{preload_kind, srs_key};
 
 /// An open engine (opaque to C). Created by `cuzk_engine_open`, released by
 /// `cuzk_engine_close`. Calls on one handle may come from any thread, but not concurrently
@@ -193,6 +193,24 @@ pub unsafe extern "C" fn cuzk_cancel(
     call(err, || Ok(engine(e)?.engine.cancel(JobId(job))?))
 }
 
+/// Releases a job its caller will not await (e.g. the caller gave up on it): a running job is
+/// cancelled, and the engine frees its record and request as soon as nothing of it is in
+/// flight. The caller owns nothing afterwards: later calls with `job` (await, cancel, release)
+/// return `CUZK_CODE_UNKNOWN_JOB`, as does releasing a job whose result was already taken by
+/// `cuzk_await`. Nothing is written but `*err` on failure (owned; free with
+/// `cuzk_string_free`).
+///
+/// # Safety
+/// `e` a live handle; `err` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_job_release(
+    e: *const CuzkEngine,
+    job: u64,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || Ok(engine(e)?.engine.release(JobId(job))?))
+}
+
 /// Writes the engine status as JSON to `*json_out` (owned; free with `cuzk_string_free`).
 ///
 /// # Safety
@@ -254,8 +272,7 @@ pub unsafe extern "C" fn cuzk_preload(
     call(err, || {
         let e = engine(e)?;
         let kind = circuit_kind(kind)?;
-        e.engine
-            .preload_srs(&srs_key(kind), || load_kind(kind, &e.params_dir))?;
+        preload_kind(&e.engine, kind, &e.params_dir)?;
         Ok(())
     })
 }

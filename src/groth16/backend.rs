@@ -8,6 +8,7 @@ use blstrs::Scalar;
 use super::assignment::{AbcBuffers, Assignment};
 use super::error::Result;
 use super::proof::Proof;
+use super::shape::CircuitShape;
 use super::srs::Srs;
 
 /// The per-proof randomness of Groth16 (r blinds A, s blinds B).
@@ -65,6 +66,14 @@ pub trait ProverBackend: Send + Sync {
     /// uploads from fastest. The CPU backend uses plain heap memory.
     fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
         AbcBuffers::with_capacity(constraints)
+    }
+
+    /// Host bytes this backend allocates for one partition of `shape` between the start of
+    /// `prove_start` and the end of `prove_finish`, beyond the assignment and the a/b/c
+    /// buffers: what the engine's budget charges for proving it. The default is the CPU
+    /// prover's figure, which also covers a GPU backend falling back to the CPU.
+    fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
+        shape.cpu_transient_bytes()
     }
 
     /// Whether a/b/c in pinned memory (from [`ProverBackend::alloc_buffers`]) make this backend

@@ -109,6 +109,75 @@ fn decode_g2(bytes: &[u8]) -> Option<G2Affine> {
     p.filter(|p| !bool::from(p.is_identity()) && bool::from(p.is_on_curve()))
 }
 
+/// The lengths of a `.params` file's verifying-key inputs and five queries, read without
+/// decoding a point (the file is mapped and only the length fields are touched).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamsHeader {
+    /// Public inputs (the verifying key's `ic`).
+    pub inputs: usize,
+    /// h points (domain size - 1).
+    pub h: usize,
+    /// l points (one per aux variable).
+    pub l: usize,
+    /// a points.
+    pub a: usize,
+    /// b_g1 points.
+    pub b_g1: usize,
+    /// b_g2 points.
+    pub b_g2: usize,
+}
+
+impl ParamsHeader {
+    /// Reads the lengths from the file at `path`; a truncated or corrupt file is an error.
+    pub fn read(path: &Path) -> Result<Self> {
+        let io_err = |source| Groth16Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io_err)?;
+        // SAFETY: as in `Srs::read_file`: read-only, dropped before return.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
+        let mut reader = Reader {
+            bytes: &map,
+            offset: 0,
+            path,
+        };
+        const FIXED: usize = 3 * G1_BYTES + 3 * G2_BYTES + 4;
+        let head = reader.take(FIXED, "verifying key")?;
+        let inputs = u32::from_be_bytes(head[FIXED - 4..].try_into().expect("4 bytes")) as usize;
+        reader.take(inputs * G1_BYTES, "verifying key ic")?;
+        let mut skip = |query: &str, size: usize| -> Result<usize> {
+            let len = reader.take(4, &format!("length of query {query}"))?;
+            let count = u32::from_be_bytes(len.try_into().expect("4 bytes")) as usize;
+            reader.take(count * size, &format!("query {query} ({count} points)"))?;
+            Ok(count)
+        };
+        Ok(Self {
+            inputs,
+            h: skip("h", G1_BYTES)?,
+            l: skip("l", G1_BYTES)?,
+            a: skip("a", G1_BYTES)?,
+            b_g1: skip("b_g1", G1_BYTES)?,
+            b_g2: skip("b_g2", G2_BYTES)?,
+        })
+    }
+
+    /// Bytes the decoded parameters hold (as [`Srs::byte_size`] will measure).
+    pub fn decoded_bytes(&self) -> u64 {
+        ((self.inputs + self.h + self.l + self.a + self.b_g1) * G1_BYTES + self.b_g2 * G2_BYTES)
+            as u64
+    }
+
+    /// The largest circuit these parameters prove: the domain (h + 1), inputs and aux (l).
+    pub fn circuit_shape(&self) -> super::CircuitShape {
+        super::CircuitShape {
+            constraints: self.h + 1,
+            inputs: self.inputs,
+            aux: self.l,
+        }
+    }
+}
+
 impl Srs {
     /// Reads a bellperson `.params` file (verifying key, then h, l, a, b_g1, b_g2).
     ///
@@ -171,6 +240,15 @@ impl Srs {
             a,
             b_g1,
             b_g2,
+        }
+    }
+
+    /// The largest circuit these parameters prove: the domain (h + 1), inputs and aux (l).
+    pub fn circuit_shape(&self) -> super::CircuitShape {
+        super::CircuitShape {
+            constraints: self.h.len() + 1,
+            inputs: self.vk.ic.len(),
+            aux: self.l.len(),
         }
     }
 

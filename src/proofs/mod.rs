@@ -4,8 +4,10 @@
 pub mod circuits;
 pub mod error;
 pub mod params;
+pub mod plan;
 pub mod porep;
 pub mod post;
+pub mod production;
 pub mod prove;
 pub mod registry;
 pub mod request;

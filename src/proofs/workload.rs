@@ -7,8 +7,9 @@ use std::sync::Arc;
 use super::circuits::CircuitKind;
 use super::params::params_file;
 use super::request::ProofRequest;
-use crate::engine::{Priority, Workload};
-use crate::groth16::{AbcBuffers, Assignment, Srs};
+use crate::engine::{Engine, EngineError, Priority, SrsInfo, Workload};
+use crate::groth16::srs::ParamsHeader;
+use crate::groth16::{AbcBuffers, Assignment, CircuitShape, Srs};
 
 /// A [`ProofRequest`] the engine can schedule.
 pub struct FilecoinWorkload {
@@ -29,6 +30,13 @@ impl FilecoinWorkload {
     pub fn request(&self) -> &ProofRequest {
         &self.request
     }
+
+    /// The query lengths of this request's parameter file (None when it cannot be read; the
+    /// decode then reports why).
+    fn params_header(&self) -> Option<ParamsHeader> {
+        let path = params_file(self.request.circuit_kind(), &self.params_dir).ok()?;
+        ParamsHeader::read(&path).ok()
+    }
 }
 
 /// The engine's SRS key of a circuit kind (its filecoin-proofs cache id).
@@ -46,11 +54,48 @@ pub fn load_kind(kind: CircuitKind, params_dir: &std::path::Path) -> Result<Arc<
         .map_err(|e| e.to_string())
 }
 
+/// The scheduling class of a circuit kind: WinningPoSt is CRITICAL (a late proof loses the
+/// block reward), WindowPoSt HIGH (a late proof faults sectors), PoRep and SnapDeals NORMAL.
+pub fn kind_priority(kind: CircuitKind) -> Priority {
+    match kind {
+        CircuitKind::WinningPost(_) => Priority::Critical,
+        CircuitKind::WindowPost(_) => Priority::High,
+        CircuitKind::Porep(_) | CircuitKind::SnapDeals(_) => Priority::Normal,
+    }
+}
+
+/// What the engine may know of a kind's parameters before decoding them: its class, and the
+/// decoded size and partition shape read from the parameter file's query lengths.
+pub fn kind_srs_info(kind: CircuitKind, params_dir: &std::path::Path) -> SrsInfo {
+    let header = params_file(kind, params_dir)
+        .ok()
+        .and_then(|path| ParamsHeader::read(&path).ok());
+    SrsInfo {
+        class: kind_priority(kind),
+        bytes: header.map(|h| h.decoded_bytes()),
+        shape: header.map(|h| h.circuit_shape()),
+    }
+}
+
+/// Decodes a kind's parameters into `engine` now (charged to its budget before the decode).
+pub fn preload_kind(
+    engine: &Engine,
+    kind: CircuitKind,
+    params_dir: &std::path::Path,
+) -> Result<(), EngineError> {
+    engine.preload_srs(&srs_key(kind), kind_srs_info(kind, params_dir), || {
+        load_kind(kind, params_dir)
+    })
+}
+
 impl Workload for FilecoinWorkload {
     fn srs_size_hint(&self) -> Option<u64> {
-        // Parameter files hold uncompressed points, laid out as the decoded affine points are.
-        let path = params_file(self.request.circuit_kind(), &self.params_dir).ok()?;
-        std::fs::metadata(path).ok().map(|m| m.len())
+        // The query lengths in the file give the decoded size exactly, without decoding.
+        self.params_header().map(|h| h.decoded_bytes())
+    }
+
+    fn circuit_shape(&self) -> Option<CircuitShape> {
+        self.params_header().map(|h| h.circuit_shape())
     }
 
     fn kind(&self) -> String {
@@ -58,11 +103,7 @@ impl Workload for FilecoinWorkload {
     }
 
     fn priority(&self) -> Priority {
-        match self.request.kind_name() {
-            "winning" => Priority::Critical,
-            "window" => Priority::High,
-            _ => Priority::Normal,
-        }
+        kind_priority(self.request.circuit_kind())
     }
 
     fn partitions(&self) -> usize {

@@ -532,9 +532,7 @@ pub fn bench(
         };
         let engine = Engine::open(config, backend)?;
         let kind = crate::proofs::circuits::CircuitKind::parse("porep-2k").expect("known kind");
-        engine.preload_srs(&crate::proofs::workload::srs_key(kind), || {
-            crate::proofs::workload::load_kind(kind, params_dir)
-        })?;
+        crate::proofs::workload::preload_kind(&engine, kind, params_dir)?;
         let warm_up = FilecoinWorkload::new(porep(0)?, params_dir.to_path_buf());
         engine.prove(warm_up as Arc<dyn Workload>)?;
         let workers_before = engine.status().proving_busy_ms();

@@ -1,0 +1,900 @@
+//! Sizing a node before it runs (`cuzk plan`): what stays resident, what one partition costs,
+//! how many partitions each stage can hold, whether a mix of circuits fits, and which config to
+//! use. Generic: the caller describes each circuit ([`PlanItem`]); this module knows nothing of
+//! Filecoin.
+//!
+//! Every byte figure is the one the engine's budget charges:
+//! - the memory budget is 3/4 of RAM (the [`Config`](super::Config) default);
+//! - every pool buffer set holds the largest domain of the mix (`buffer_constraints` = that
+//!   domain), i.e. [`CircuitShape::abc_bytes`] of the largest circuit;
+//! - each partition from its synthesis pick to the end of `prove_finish` is charged
+//!   [`partition_charge`] = `assignment_bytes() + transient(shape)`;
+//! - each resident parameter set is charged its `srs_bytes`;
+//! - with a CRITICAL circuit in the mix, lower classes leave free one CRITICAL partition's
+//!   charge plus its `abc_bytes` (the *headroom*) and one buffer set (when the pool has more
+//!   than one), and never evict CRITICAL parameter sets.
+//!
+//! The plan itself is a simple model, written out step by step in [`plan`].
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::schedule::partition_charge;
+use super::workload::Priority;
+use crate::groth16::CircuitShape;
+
+/// The machine to plan for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Node {
+    /// Physical memory in bytes.
+    pub ram_bytes: u64,
+    /// Memory of each GPU in bytes (empty: a CPU-only node).
+    pub gpu_bytes: Vec<u64>,
+    /// CPU cores.
+    pub cores: usize,
+}
+
+/// One circuit of the mix, as the engine sees it: its class, partitions per job, one
+/// partition's shape, its parameter set and its per-partition times on this kind of node.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanItem {
+    /// Name shown in the plan ("porep-32g").
+    pub name: String,
+    /// Scheduling class (serialized by name).
+    #[serde(serialize_with = "class_name")]
+    pub class: Priority,
+    /// Partitions of one job.
+    pub partitions: usize,
+    /// One partition's circuit.
+    pub shape: CircuitShape,
+    /// Bytes of the decoded parameter set.
+    pub srs_bytes: u64,
+    /// Synthesis of one partition on one worker, in milliseconds.
+    pub synth_ms: f64,
+    /// `prove_start` of one partition on the prover lane, in milliseconds.
+    pub start_ms: f64,
+    /// `prove_finish` of one partition on a finalizer, in milliseconds.
+    pub finish_ms: f64,
+}
+
+fn class_name<S: Serializer>(class: &Priority, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(class.name())
+}
+
+/// What one circuit of the mix costs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ItemFootprint {
+    /// The circuit's name.
+    pub name: String,
+    /// Its class name ("critical", "high", "normal", "low").
+    pub class: &'static str,
+    /// Partitions of one job.
+    pub partitions: usize,
+    /// Evaluation domain of one partition.
+    pub domain: usize,
+    /// Bytes of its parameter set.
+    pub srs_bytes: u64,
+    /// One buffer set holding its domain (`abc_bytes`).
+    pub abc_bytes: u64,
+    /// Bytes charged per partition in flight (`assignment_bytes() + transient`).
+    pub partition_bytes: u64,
+    /// What the engine checks before it accepts a job of it: its parameters and one partition
+    /// beside the pool and (below CRITICAL) what is held back for CRITICAL work.
+    pub need_bytes: u64,
+    /// Whether `need_bytes` is within the budget (else the engine refuses it with `TooLarge`).
+    pub fits: bool,
+}
+
+/// What is held back for CRITICAL work (present when the mix has a CRITICAL circuit).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CriticalReserve {
+    /// One CRITICAL partition's charge plus its `abc_bytes`, left free by lower classes.
+    pub headroom_bytes: u64,
+    /// Buffer sets left in the pool by lower classes (1 when the pool has more than one).
+    pub buffers: usize,
+    /// CRITICAL parameter sets, never evicted for lower classes.
+    pub resident_bytes: u64,
+}
+
+/// Whether every parameter set of the mix can stay resident.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Residency {
+    /// All sets stay resident beside the pool, the CRITICAL headroom and one partition of the
+    /// largest non-critical circuit. Otherwise sets are evicted and reloaded between jobs of
+    /// different kinds.
+    pub all_resident: bool,
+    /// Bytes of all parameter sets together.
+    pub all_bytes: u64,
+    /// The smallest memory budget that keeps them all resident (with the planned pool and one
+    /// partition in flight).
+    pub min_budget_all_resident: u64,
+    /// Partitions that can be in flight while all sets are resident (0 if they cannot all be).
+    /// With more in flight the engine evicts idle sets to make room.
+    pub in_flight_all_resident: usize,
+}
+
+/// The most partitions each stage can hold at once: its slots (workers, buffer sets), each
+/// capped by what the memory budget allows over all stages together (`total`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct InFlight {
+    /// Being synthesized (one per synthesis worker that has a buffer set).
+    pub synthesis: usize,
+    /// Synthesized and waiting for the prover (buffer sets not used by the other stages).
+    pub waiting: usize,
+    /// In `prove_start` (one per prover worker; holds its buffer set).
+    pub prove_start: usize,
+    /// In `prove_finish` (one per finalizer; the buffer set is back in the pool).
+    pub prove_finish: usize,
+    /// All stages together: every usable buffer set busy plus the finalizers, at most what
+    /// the budget leaves for partitions beside the parameters of the largest job.
+    pub total: usize,
+}
+
+/// Upper bounds on partitions per hour for the mix (each circuit weighted by its partitions).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Throughput {
+    /// Synthesis: concurrent syntheses × 3,600,000 / average `synth_ms`.
+    pub synthesis: f64,
+    /// Prover lane: lanes (GPUs, or 1) × 3,600,000 / average `start_ms`.
+    pub prove_start: f64,
+    /// Finalizers: finalizers × 3,600,000 / average `finish_ms`.
+    pub prove_finish: f64,
+    /// Memory: partitions in flight × 3,600,000 / average time a partition holds its charge
+    /// (synthesis + start + finish; Little's law).
+    pub memory: f64,
+    /// The smallest of the four: partitions per hour at best.
+    pub partitions_per_hour: f64,
+    /// Which bound it is ("synthesis", "prove_start", "prove_finish", "memory").
+    pub bottleneck: &'static str,
+    /// Mixes (one job of each circuit) per hour at that rate.
+    pub mixes_per_hour: f64,
+}
+
+/// Whether the largest parameter set fits in one GPU's memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GpuFit {
+    /// Device index in `Node::gpu_bytes`.
+    pub device: usize,
+    /// Its memory in bytes.
+    pub bytes: u64,
+    /// The largest parameter set of the mix.
+    pub largest_srs_bytes: u64,
+    /// Whether that set fits on the device (it is kept resident there).
+    pub largest_srs_fits: bool,
+}
+
+/// The plan for a mix on a node.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plan {
+    /// The node planned for.
+    pub node: Node,
+    /// Memory budget: 3/4 of RAM.
+    pub memory_budget: u64,
+    /// Constraints every pool buffer set is sized for: the largest domain of the mix.
+    pub buffer_constraints: usize,
+    /// Bytes of one pool buffer set.
+    pub buffer_bytes: u64,
+    /// Buffer sets in the pool.
+    pub pool_buffers: usize,
+    /// Bytes of the pool.
+    pub pool_bytes: u64,
+    /// Synthesis workers (the engine adds one for CRITICAL work).
+    pub synthesis_workers: usize,
+    /// Prover workers (the engine adds a CRITICAL finalizer per lane).
+    pub prover_workers: usize,
+    /// What is held back for CRITICAL work, if the mix has any.
+    pub critical: Option<CriticalReserve>,
+    /// Per circuit.
+    pub items: Vec<ItemFootprint>,
+    /// Parameter residency.
+    pub resident: Residency,
+    /// Partitions in flight per stage.
+    pub in_flight: InFlight,
+    /// Throughput bounds.
+    pub throughput: Throughput,
+    /// Per GPU.
+    pub gpus: Vec<GpuFit>,
+    /// Whether every circuit of the mix can run (else the engine refuses some with TooLarge).
+    pub fits: bool,
+    /// Why not, when `fits` is false.
+    pub reason: Option<String>,
+    /// Things to know that do not stop the mix (evictions, a GPU too small).
+    pub notes: Vec<String>,
+    /// The suggested engine config (TOML).
+    pub config_toml: String,
+}
+
+/// The memory budget the engine defaults to on a node with `ram_bytes`: 3/4 of it.
+pub fn default_budget(ram_bytes: u64) -> u64 {
+    ram_bytes / 4 * 3
+}
+
+/// Buffer sets lower classes must leave in a pool of `pool` for CRITICAL work.
+fn critical_buffers(has_critical: bool, pool: usize) -> usize {
+    usize::from(has_critical && pool > 1)
+}
+
+/// Plans `items` on `node`; `transient` is the backend's per-partition transient bytes (what
+/// the engine charges beside the assignment).
+///
+/// The model, step by step:
+/// 1. budget = 3/4 of RAM; buffer sets hold the largest domain; each circuit's partition charge
+///    and the CRITICAL reserve are the engine's (see the module doc).
+/// 2. The working set of parameters is the largest non-critical set plus the CRITICAL sets
+///    (the engine evicts idle sets to make room for partitions). The memory left for the pool
+///    and partitions is the budget minus that and the CRITICAL headroom.
+/// 3. prover_workers = max(1, GPUs). synthesis_workers = the most, up to cores - 1 (at least
+///    1), for which a full pipeline fits: pool = synthesis + prover + 1 buffer sets, every
+///    usable set holding a partition of the largest charge, plus one partition per finalizer.
+/// 4. pool_buffers = synthesis + prover + 1, reduced while the pool and one partition do not
+///    fit, or while it has more usable sets than partitions the memory allows.
+/// 5. Each circuit fits when its set and one partition fit beside the pool and (below
+///    CRITICAL) the CRITICAL headroom and sets: the engine's own `TooLarge` check.
+/// 6. All sets stay resident when they fit beside the pool, the headroom and one partition of
+///    the largest non-critical circuit.
+/// 7. Throughput: the smallest of synthesis, prover lane, finalizer and memory rates, with the
+///    mix's times averaged over its partitions.
+pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -> u64) -> Plan {
+    let budget = default_budget(node.ram_bytes);
+    let charge = |i: &PlanItem| partition_charge(&i.shape, transient(&i.shape));
+    let has_critical = items.iter().any(|i| i.class == Priority::Critical);
+    let lower: Vec<&PlanItem> = {
+        let l: Vec<_> = items
+            .iter()
+            .filter(|i| i.class != Priority::Critical)
+            .collect();
+        if l.is_empty() {
+            items.iter().collect()
+        } else {
+            l
+        }
+    };
+
+    // 1. Buffers and the CRITICAL reserve.
+    let largest = items.iter().max_by_key(|i| i.shape.domain());
+    let buffer_constraints = largest.map_or(0, |i| i.shape.domain());
+    let buffer_bytes = largest.map_or(0, |i| i.shape.abc_bytes());
+    let crit = items.iter().filter(|i| i.class == Priority::Critical);
+    let headroom = crit
+        .clone()
+        .map(|i| charge(i) + i.shape.abc_bytes())
+        .max()
+        .unwrap_or(0);
+    let crit_srs: u64 = crit.map(|i| i.srs_bytes).sum();
+    // What lower classes leave alone (the engine's `critical_headroom`).
+    let held = if has_critical { headroom } else { 0 };
+
+    // 2. Memory for the pool and partitions beside the working set of parameters.
+    let charge_big = lower.iter().map(|i| charge(i)).max().unwrap_or(0).max(1);
+    let largest_lower_srs = lower
+        .iter()
+        .filter(|i| i.class != Priority::Critical)
+        .map(|i| i.srs_bytes)
+        .max()
+        .unwrap_or(0);
+    let params_floor = crit_srs + largest_lower_srs;
+    let avail = budget.saturating_sub(params_floor + held);
+    let usable = |pool: usize| pool - critical_buffers(has_critical, pool);
+    let partitions_beside = |pool: usize, left: u64| -> usize {
+        let free = left.saturating_sub(pool as u64 * buffer_bytes);
+        usize::try_from(free / charge_big).unwrap_or(usize::MAX)
+    };
+
+    // 3. Workers.
+    let prover_workers = node.gpu_bytes.len().max(1);
+    let finalizers = prover_workers;
+    let full_need = |s: usize| {
+        let pool = s + prover_workers + 1;
+        pool as u64 * buffer_bytes + (usable(pool) + finalizers) as u64 * charge_big
+    };
+    let mut synthesis_workers = node.cores.saturating_sub(1).max(1);
+    while synthesis_workers > 1 && full_need(synthesis_workers) > avail {
+        synthesis_workers -= 1;
+    }
+
+    // 4. The pool.
+    let mut pool_buffers = synthesis_workers + prover_workers + 1;
+    while pool_buffers > 1
+        && (pool_buffers as u64 * buffer_bytes + charge_big > avail
+            || usable(pool_buffers) > partitions_beside(pool_buffers, avail))
+    {
+        pool_buffers -= 1;
+    }
+    let pool_bytes = pool_buffers as u64 * buffer_bytes;
+
+    // 5. Does every circuit fit (the engine's `never_fits`)?
+    let footprints: Vec<ItemFootprint> = items
+        .iter()
+        .map(|i| {
+            let critical = i.class == Priority::Critical;
+            let held = if critical { 0 } else { held + crit_srs };
+            let need_bytes = i.srs_bytes + charge(i) + pool_bytes + held;
+            ItemFootprint {
+                name: i.name.clone(),
+                class: i.class.name(),
+                partitions: i.partitions,
+                domain: i.shape.domain(),
+                srs_bytes: i.srs_bytes,
+                abc_bytes: i.shape.abc_bytes(),
+                partition_bytes: charge(i),
+                need_bytes,
+                fits: need_bytes <= budget,
+            }
+        })
+        .collect();
+    let mut refusals: Vec<String> = footprints
+        .iter()
+        .filter(|f| !f.fits)
+        .map(|f| {
+            format!(
+                "{}: its parameters ({}) and one partition ({}) beside the buffer pool ({}){} \
+                 need {}, over the {} memory budget: the engine would refuse it with TooLarge \
+                 (it needs at least {} of RAM)",
+                f.name,
+                gib(f.srs_bytes),
+                gib(f.partition_bytes),
+                gib(pool_bytes),
+                if f.class != "critical" && has_critical {
+                    " and what is held back for CRITICAL work"
+                } else {
+                    ""
+                },
+                gib(f.need_bytes),
+                gib(budget),
+                gib(f.need_bytes.div_ceil(3) * 4)
+            )
+        })
+        .collect();
+    if items.is_empty() {
+        refusals.push("the mix is empty".into());
+    }
+    let fits = refusals.is_empty();
+
+    // 6. Residency.
+    let all_bytes: u64 = items.iter().map(|i| i.srs_bytes).sum();
+    let min_budget_all_resident = all_bytes + held + pool_bytes + charge_big;
+    let all_resident = fits && min_budget_all_resident <= budget;
+    let in_flight_all_resident = if all_resident {
+        partitions_beside(pool_buffers, budget.saturating_sub(all_bytes + held))
+            .min(usable(pool_buffers) + finalizers)
+    } else {
+        0
+    };
+
+    // Partitions in flight per stage.
+    let sets = usable(pool_buffers);
+    let total = if fits {
+        partitions_beside(pool_buffers, avail).min(sets + finalizers)
+    } else {
+        0
+    };
+    let in_flight = InFlight {
+        synthesis: synthesis_workers.min(sets).min(total),
+        waiting: sets
+            .saturating_sub(synthesis_workers + prover_workers)
+            .min(total),
+        prove_start: prover_workers.min(sets).min(total),
+        prove_finish: finalizers.min(total),
+        total,
+    };
+
+    // 7. Throughput.
+    let throughput = throughput(items, &in_flight, prover_workers, finalizers);
+
+    // GPUs.
+    let largest_srs_bytes = items.iter().map(|i| i.srs_bytes).max().unwrap_or(0);
+    let gpus: Vec<GpuFit> = node
+        .gpu_bytes
+        .iter()
+        .enumerate()
+        .map(|(device, &bytes)| GpuFit {
+            device,
+            bytes,
+            largest_srs_bytes,
+            largest_srs_fits: largest_srs_bytes <= bytes,
+        })
+        .collect();
+
+    let mut notes = Vec::new();
+    if fits && !all_resident {
+        notes.push(format!(
+            "not every parameter set stays resident ({} together): sets are evicted and \
+             reloaded between jobs of different kinds; a budget of {} (RAM {}) keeps them all",
+            gib(all_bytes),
+            gib(min_budget_all_resident),
+            gib(min_budget_all_resident.div_ceil(3) * 4)
+        ));
+    } else if all_resident && in_flight_all_resident < total {
+        notes.push(format!(
+            "all parameter sets stay resident with up to {in_flight_all_resident} partitions \
+             in flight; with more the engine evicts idle sets"
+        ));
+    }
+    for g in gpus.iter().filter(|g| !g.largest_srs_fits) {
+        notes.push(format!(
+            "GPU {} ({}) cannot hold the largest parameter set ({})",
+            g.device,
+            gb(g.bytes),
+            gb(g.largest_srs_bytes)
+        ));
+    }
+
+    let config_toml = format!(
+        "memory_budget = {budget}\npool_buffers = {pool_buffers}\nbuffer_constraints = \
+         {buffer_constraints}\nsynthesis_workers = {synthesis_workers}\nprover_workers = \
+         {prover_workers}\n"
+    );
+    Plan {
+        node: node.clone(),
+        memory_budget: budget,
+        buffer_constraints,
+        buffer_bytes,
+        pool_buffers,
+        pool_bytes,
+        synthesis_workers,
+        prover_workers,
+        critical: has_critical.then(|| CriticalReserve {
+            headroom_bytes: headroom,
+            buffers: critical_buffers(true, pool_buffers),
+            resident_bytes: crit_srs,
+        }),
+        items: footprints,
+        resident: Residency {
+            all_resident,
+            all_bytes,
+            min_budget_all_resident,
+            in_flight_all_resident,
+        },
+        in_flight,
+        throughput,
+        gpus,
+        fits,
+        reason: (!fits).then(|| refusals.join("; ")),
+        notes,
+        config_toml,
+    }
+}
+
+/// The four rate bounds of step 7 of [`plan`].
+fn throughput(
+    items: &[PlanItem],
+    in_flight: &InFlight,
+    lanes: usize,
+    finalizers: usize,
+) -> Throughput {
+    let parts: usize = items.iter().map(|i| i.partitions).sum();
+    if parts == 0 || in_flight.total == 0 {
+        return Throughput {
+            bottleneck: "memory",
+            ..Throughput::default()
+        };
+    }
+    let avg = |f: fn(&PlanItem) -> f64| {
+        items
+            .iter()
+            .map(|i| i.partitions as f64 * f(i))
+            .sum::<f64>()
+            / parts as f64
+    };
+    let rate = |n: usize, ms: f64| {
+        if ms > 0.0 {
+            n as f64 * 3_600_000.0 / ms
+        } else {
+            f64::INFINITY
+        }
+    };
+    let synthesis = rate(in_flight.synthesis, avg(|i| i.synth_ms));
+    let prove_start = rate(lanes, avg(|i| i.start_ms));
+    let prove_finish = rate(finalizers, avg(|i| i.finish_ms));
+    let memory = rate(
+        in_flight.total,
+        avg(|i| i.synth_ms + i.start_ms + i.finish_ms),
+    );
+    let (bottleneck, partitions_per_hour) = [
+        ("synthesis", synthesis),
+        ("prove_start", prove_start),
+        ("prove_finish", prove_finish),
+        ("memory", memory),
+    ]
+    .into_iter()
+    .fold(("synthesis", f64::INFINITY), |best, b| {
+        if b.1 < best.1 {
+            b
+        } else {
+            best
+        }
+    });
+    Throughput {
+        synthesis,
+        prove_start,
+        prove_finish,
+        memory,
+        partitions_per_hour,
+        bottleneck,
+        mixes_per_hour: partitions_per_hour / parts as f64,
+    }
+}
+
+/// Parses a size: a plain number is bytes; "Ki", "Mi", "Gi", "Ti" with or without a trailing
+/// "B" are binary, "KB", "MB", "GB", "TB" decimal (1e9 for "GB", as GPU vendors quote); a bare
+/// "K", "M", "G", "T" is binary when `bare_is_binary` (RAM: "256G" = 256 GiB) and decimal
+/// otherwise (GPU memory: "80G" = 80e9). Fractions are allowed ("1.5T"); case is ignored.
+pub fn parse_size(text: &str, bare_is_binary: bool) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 256G, 80GB, 512GiB)"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let power = |c: char| match c {
+        'k' => Some(1),
+        'm' => Some(2),
+        'g' => Some(3),
+        't' => Some(4),
+        _ => None,
+    };
+    let mut chars = unit.chars();
+    let factor = match chars.next() {
+        None => 1.0,
+        Some('b') if unit == "b" => 1.0,
+        Some(c) => {
+            let p = power(c).ok_or_else(|| format!("{text:?}: unknown unit {unit:?}"))?;
+            let binary = match chars.as_str() {
+                "" => bare_is_binary,
+                "i" | "ib" => true,
+                "b" => false,
+                _ => return Err(format!("{text:?}: unknown unit {unit:?}")),
+            };
+            if binary {
+                1024f64.powi(p)
+            } else {
+                1000f64.powi(p)
+            }
+        }
+    };
+    let bytes = number * factor;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(format!("{text:?} is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Bytes as GiB with one decimal ("44.1 GiB"); below 1 GiB as MiB.
+pub fn gib(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// Bytes as vendor gigabytes (1e9) with one decimal ("80.0 GB").
+pub fn gb(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / 1e9)
+}
+
+impl Plan {
+    /// The plan as a human-readable report: node, per-circuit table, pool, reserve, residency,
+    /// workers, partitions in flight, throughput, GPUs, verdict and suggested config.
+    pub fn render(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::new();
+        let n = &self.node;
+        let gpus = if n.gpu_bytes.is_empty() {
+            "no GPU".to_string()
+        } else {
+            let sizes: Vec<String> = n.gpu_bytes.iter().map(|&b| gb(b)).collect();
+            format!("{} GPU ({})", n.gpu_bytes.len(), sizes.join(", "))
+        };
+        let _ = writeln!(
+            o,
+            "node: {} RAM, {gpus}, {} cores",
+            gib(n.ram_bytes),
+            n.cores
+        );
+        let _ = writeln!(
+            o,
+            "memory budget: {} (3/4 of RAM)\n",
+            gib(self.memory_budget)
+        );
+        let _ = writeln!(
+            o,
+            "{:<12} {:<8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10}  fits",
+            "circuit", "class", "parts", "domain", "params", "a/b/c", "partition", "one job"
+        );
+        for i in &self.items {
+            let _ = writeln!(
+                o,
+                "{:<12} {:<8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10}  {}",
+                i.name,
+                i.class,
+                i.partitions,
+                format!("2^{}", i.domain.trailing_zeros()),
+                gib(i.srs_bytes),
+                gib(i.abc_bytes),
+                gib(i.partition_bytes),
+                gib(i.need_bytes),
+                if i.fits { "yes" } else { "NO" }
+            );
+        }
+        let _ = writeln!(
+            o,
+            "  (partition: charged per partition in flight; one job: parameters + one partition \
+             + pool + CRITICAL reserve)\n"
+        );
+        let _ = writeln!(
+            o,
+            "pool: {} buffer sets x {} (buffer_constraints {}) = {}",
+            self.pool_buffers,
+            gib(self.buffer_bytes),
+            self.buffer_constraints,
+            gib(self.pool_bytes)
+        );
+        if let Some(c) = &self.critical {
+            let _ = writeln!(
+                o,
+                "CRITICAL reserve: {} buffer set(s) and {} left free by lower classes; {} of \
+                 CRITICAL parameters never evicted",
+                c.buffers,
+                gib(c.headroom_bytes),
+                gib(c.resident_bytes)
+            );
+        }
+        let r = &self.resident;
+        if r.all_resident {
+            let _ = writeln!(
+                o,
+                "resident: all parameter sets ({}), with up to {} partitions in flight",
+                gib(r.all_bytes),
+                r.in_flight_all_resident
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "resident: NOT all parameter sets ({}): evicted and reloaded between jobs of \
+                 different kinds; all-resident needs a budget of {}",
+                gib(r.all_bytes),
+                gib(r.min_budget_all_resident)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "workers: {} synthesis (+1 CRITICAL), {} prover (+1 CRITICAL finalizer per lane)",
+            self.synthesis_workers, self.prover_workers
+        );
+        let f = &self.in_flight;
+        let _ = writeln!(
+            o,
+            "in flight (most per stage): synthesis {}, waiting for prove {}, prove_start {}, \
+             prove_finish {}; total {}",
+            f.synthesis, f.waiting, f.prove_start, f.prove_finish, f.total
+        );
+        let t = &self.throughput;
+        let _ = writeln!(
+            o,
+            "throughput: at most {:.0} partitions/h ({:.1} mixes/h), bound by {} \
+             (synthesis {:.0}, prove_start {:.0}, prove_finish {:.0}, memory {:.0})",
+            t.partitions_per_hour,
+            t.mixes_per_hour,
+            t.bottleneck,
+            t.synthesis,
+            t.prove_start,
+            t.prove_finish,
+            t.memory
+        );
+        for g in &self.gpus {
+            let _ = writeln!(
+                o,
+                "GPU {}: {}, largest parameter set {} {}",
+                g.device,
+                gb(g.bytes),
+                gb(g.largest_srs_bytes),
+                if g.largest_srs_fits {
+                    "fits"
+                } else {
+                    "does NOT fit"
+                }
+            );
+        }
+        for note in &self.notes {
+            let _ = writeln!(o, "note: {note}");
+        }
+        match &self.reason {
+            None => {
+                let _ = writeln!(o, "\nfits: yes");
+            }
+            Some(why) => {
+                let _ = writeln!(o, "\nfits: NO: {why}");
+            }
+        }
+        let _ = write!(o, "\nsuggested config:\n{}", self.config_toml);
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    fn item(
+        name: &str,
+        class: Priority,
+        partitions: usize,
+        shape: CircuitShape,
+        srs_bytes: u64,
+    ) -> PlanItem {
+        PlanItem {
+            name: name.into(),
+            class,
+            partitions,
+            shape,
+            srs_bytes,
+            synth_ms: 29_000.0,
+            start_ms: 3_300.0,
+            finish_ms: 700.0,
+        }
+    }
+
+    fn shape(constraints: usize, inputs: usize, aux: usize) -> CircuitShape {
+        CircuitShape {
+            constraints,
+            inputs,
+            aux,
+        }
+    }
+
+    /// The 32 GiB mix (figures as in `proofs::production`).
+    fn mix_32g() -> Vec<PlanItem> {
+        vec![
+            item(
+                "porep",
+                Priority::Normal,
+                10,
+                shape(130_278_869, 328, 130_169_893),
+                47_373_927_744,
+            ),
+            item(
+                "snap",
+                Priority::Normal,
+                16,
+                shape(81_049_499, 5, 81_000_000),
+                33 * GIB,
+            ),
+            item(
+                "window",
+                Priority::High,
+                1,
+                shape(125_279_217, 25_840, 125_250_000),
+                57 * GIB,
+            ),
+            item(
+                "winning",
+                Priority::Critical,
+                1,
+                shape(352_000, 68, 352_000),
+                184 << 20,
+            ),
+        ]
+    }
+
+    fn node(ram_gib: u64, gpus: usize, cores: usize) -> Node {
+        Node {
+            ram_bytes: ram_gib * GIB,
+            gpu_bytes: vec![80_000_000_000; gpus],
+            cores,
+        }
+    }
+
+    fn cpu(s: &CircuitShape) -> u64 {
+        s.cpu_transient_bytes()
+    }
+
+    #[test]
+    fn a_512_gib_node_fits_the_32g_mix() {
+        let p = plan(&node(512, 1, 64), &mix_32g(), &cpu);
+        assert!(p.fits, "{}", p.render());
+        assert!(p.reason.is_none());
+        assert!(p.items.iter().all(|i| i.fits));
+        assert!(p.synthesis_workers >= 2 && p.synthesis_workers < 63);
+        assert_eq!(p.prover_workers, 1);
+        assert_eq!(
+            p.pool_buffers,
+            p.synthesis_workers + p.prover_workers + 1,
+            "a full pipeline fits, so the pool is not reduced"
+        );
+        assert!(p.resident.all_resident);
+        assert!(p.in_flight.total >= 3 && p.in_flight.synthesis >= 2);
+        assert!(p.gpus[0].largest_srs_fits);
+        assert!(p.throughput.partitions_per_hour > 0.0);
+        assert!(p.config_toml.contains("buffer_constraints = 134217728"));
+        let config = crate::engine::Config::from_toml(&p.config_toml).unwrap();
+        assert_eq!(config.memory_budget, p.memory_budget);
+        assert_eq!(config.pool_buffers, p.pool_buffers);
+        assert!(serde_json::to_string(&p)
+            .unwrap()
+            .contains("\"class\":\"critical\""));
+    }
+
+    #[test]
+    fn a_64_gib_node_cannot_fit_a_47_gb_set() {
+        let p = plan(&node(64, 0, 16), &mix_32g(), &cpu);
+        assert!(!p.fits);
+        let why = p.reason.as_deref().unwrap();
+        assert!(why.contains("porep") && why.contains("TooLarge"), "{why}");
+        assert!(!p.items[0].fits);
+        assert!(!p.resident.all_resident);
+        assert_eq!(p.in_flight.total, 0);
+        assert!(p.render().contains("fits: NO"));
+    }
+
+    #[test]
+    fn budget_figures_are_the_engine_formulas() {
+        let items = mix_32g();
+        let n = node(256, 1, 64);
+        let p = plan(&n, &items, &cpu);
+        assert_eq!(p.memory_budget, n.ram_bytes / 4 * 3);
+        let porep = &items[0].shape;
+        assert_eq!(p.buffer_constraints, porep.domain());
+        assert_eq!(p.buffer_bytes, porep.abc_bytes());
+        assert_eq!(p.pool_bytes, p.pool_buffers as u64 * porep.abc_bytes());
+        let winning = &items[3].shape;
+        let c = p.critical.clone().unwrap();
+        assert_eq!(
+            c.headroom_bytes,
+            winning.assignment_bytes() + winning.cpu_transient_bytes() + winning.abc_bytes()
+        );
+        assert_eq!(c.buffers, 1);
+        assert_eq!(c.resident_bytes, 184 << 20);
+        for (f, i) in p.items.iter().zip(&items) {
+            let charge = i.shape.assignment_bytes() + i.shape.cpu_transient_bytes();
+            assert_eq!(f.partition_bytes, charge);
+            let held = if i.class == Priority::Critical {
+                0
+            } else {
+                c.headroom_bytes + c.resident_bytes
+            };
+            assert_eq!(f.need_bytes, i.srs_bytes + charge + p.pool_bytes + held);
+        }
+        let all: u64 = items.iter().map(|i| i.srs_bytes).sum();
+        assert_eq!(p.resident.all_bytes, all);
+        let porep_charge = p.items[0].partition_bytes;
+        assert_eq!(
+            p.resident.min_budget_all_resident,
+            all + c.headroom_bytes + p.pool_bytes + porep_charge
+        );
+        // 256 GiB: everything fits, but not all four sets at once beside the pool.
+        assert!(p.fits && !p.resident.all_resident, "{}", p.render());
+        assert!(!p.notes.is_empty());
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_ram_and_decimal_gpu_units() {
+        assert_eq!(parse_size("256G", true), Ok(256 * GIB));
+        assert_eq!(parse_size("256GiB", true), Ok(256 * GIB));
+        assert_eq!(parse_size("256gib", false), Ok(256 * GIB));
+        assert_eq!(parse_size("80G", false), Ok(80_000_000_000));
+        assert_eq!(parse_size("80GB", false), Ok(80_000_000_000));
+        assert_eq!(parse_size("80GB", true), Ok(80_000_000_000));
+        assert_eq!(parse_size("1.5T", true), Ok(1536 * GIB));
+        assert_eq!(parse_size("4096", true), Ok(4096));
+        assert!(parse_size("lots", true).is_err());
+        assert!(parse_size("80GX", false).is_err());
+    }
+
+    #[test]
+    fn a_mix_without_critical_work_holds_nothing_back() {
+        let items: Vec<_> = mix_32g().into_iter().take(1).collect();
+        let p = plan(&node(512, 0, 8), &items, &cpu);
+        assert!(p.critical.is_none());
+        assert_eq!(p.synthesis_workers, 7);
+        assert_eq!(
+            p.items[0].need_bytes,
+            items[0].srs_bytes + p.items[0].partition_bytes + p.pool_bytes
+        );
+        assert!(plan(&node(512, 0, 8), &[], &cpu).reason.is_some());
+    }
+}

@@ -1,0 +1,148 @@
+//! The production figures of Filecoin's circuits at 32 GiB and 64 GiB (and the 2 KiB test
+//! sizes): partitions per proof, one partition's circuit shape, decoded parameter bytes, and
+//! per-partition times on a CPU node and a GPU node. `cuzk plan` and the engine simulation are
+//! built from this table; `docs/production-figures.md` says where each number comes from
+//! (published, derived from published counts, or estimated).
+
+use crate::groth16::CircuitShape;
+
+/// Per-partition durations of one circuit on one kind of node, in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PartitionTimes {
+    /// Witness synthesis on one synthesis worker.
+    pub synth_ms: f64,
+    /// `prove_start` (a/b/c upload, NTTs, H MSM) on the prover lane.
+    pub start_ms: f64,
+    /// `prove_finish` (L, A, B MSMs, assembly) on a finalizer.
+    pub finish_ms: f64,
+}
+
+/// One Filecoin circuit at one sector size, as production runs it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CircuitFigures {
+    /// The name `cuzk plan` and `cuzk params` use ("porep-32g").
+    pub name: &'static str,
+    /// Partitions of one proof (WindowPoSt: one job per partition, as the engine takes them).
+    pub partitions: usize,
+    /// One partition's circuit.
+    pub shape: CircuitShape,
+    /// Bytes of the decoded parameter set (affine points as held in memory).
+    pub srs_bytes: u64,
+    /// Times on a CPU-only node (32 cores; estimated from our 2 KiB measurements).
+    pub cpu: PartitionTimes,
+    /// Times on a GPU node (the anchor's published 32 GiB figures, scaled by constraints).
+    pub gpu: PartitionTimes,
+}
+
+const fn times(synth_ms: f64, start_ms: f64, finish_ms: f64) -> PartitionTimes {
+    PartitionTimes {
+        synth_ms,
+        start_ms,
+        finish_ms,
+    }
+}
+
+const fn shape(constraints: usize, inputs: usize, aux: usize) -> CircuitShape {
+    CircuitShape {
+        constraints,
+        inputs,
+        aux,
+    }
+}
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+/// Every circuit of the table.
+pub const FIGURES: &[CircuitFigures] = &[
+    CircuitFigures {
+        name: "porep-32g",
+        partitions: 10,
+        shape: shape(130_278_869, 328, 130_169_893),
+        srs_bytes: 47_373_927_744,
+        cpu: times(29_000.0, 50_000.0, 88_000.0),
+        gpu: times(29_000.0, 3_300.0, 700.0),
+    },
+    CircuitFigures {
+        name: "porep-64g",
+        partitions: 10,
+        shape: shape(131_200_000, 328, 131_100_000),
+        srs_bytes: 47_600_000_000,
+        cpu: times(29_200.0, 50_400.0, 88_600.0),
+        gpu: times(29_200.0, 3_320.0, 705.0),
+    },
+    CircuitFigures {
+        name: "snap-32g",
+        partitions: 16,
+        shape: shape(81_049_499, 5, 81_000_000),
+        srs_bytes: 33 * GIB,
+        cpu: times(18_000.0, 31_000.0, 55_000.0),
+        gpu: times(18_000.0, 2_100.0, 450.0),
+    },
+    CircuitFigures {
+        name: "snap-64g",
+        partitions: 16,
+        shape: shape(85_000_000, 5, 84_950_000),
+        srs_bytes: 34 * GIB,
+        cpu: times(18_900.0, 32_500.0, 57_700.0),
+        gpu: times(18_900.0, 2_200.0, 470.0),
+    },
+    CircuitFigures {
+        name: "window-32g",
+        partitions: 1,
+        shape: shape(125_279_217, 25_840, 125_250_000),
+        srs_bytes: 57 * GIB,
+        cpu: times(27_900.0, 48_100.0, 84_600.0),
+        gpu: times(27_900.0, 3_200.0, 680.0),
+    },
+    CircuitFigures {
+        name: "window-64g",
+        partitions: 1,
+        shape: shape(129_887_900, 25_301, 129_860_000),
+        srs_bytes: 59 * GIB + GIB / 2,
+        cpu: times(28_900.0, 49_900.0, 87_700.0),
+        gpu: times(28_900.0, 3_300.0, 700.0),
+    },
+    CircuitFigures {
+        name: "winning-32g",
+        partitions: 1,
+        shape: shape(352_000, 68, 352_000),
+        srs_bytes: 184 * MIB,
+        cpu: times(52.0, 250.0, 450.0),
+        gpu: times(52.0, 550.0, 120.0),
+    },
+    CircuitFigures {
+        name: "winning-64g",
+        partitions: 1,
+        shape: shape(373_000, 68, 373_000),
+        srs_bytes: 195 * MIB,
+        cpu: times(55.0, 265.0, 475.0),
+        gpu: times(55.0, 580.0, 125.0),
+    },
+];
+
+/// The figures of circuit `name` ("porep-32g"), if the table has them.
+pub fn figures(name: &str) -> Option<&'static CircuitFigures> {
+    FIGURES.iter().find(|f| f.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_matches_the_design_figures() {
+        let porep = figures("porep-32g").unwrap();
+        assert_eq!(porep.shape.domain(), 1 << 27);
+        assert_eq!(porep.shape.abc_bytes(), 12 * GIB);
+        assert!((43 * GIB..48 * GIB).contains(&porep.srs_bytes));
+        for f in FIGURES {
+            assert!(f.shape.aux > 0 && f.partitions > 0, "{}", f.name);
+            assert!(
+                f.gpu.start_ms + f.gpu.finish_ms < f.cpu.start_ms + f.cpu.finish_ms,
+                "{}",
+                f.name
+            );
+        }
+    }
+}
