@@ -19,7 +19,7 @@
 #define CUZK_REGISTERED_FROM_C1 UINT64_MAX
 
 // Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-#define CUZK_ABI_VERSION 2
+#define CUZK_ABI_VERSION 3
 
 // Length of `CuzkStatus.backend`, including the terminating NUL.
 #define CUZK_BACKEND_NAME_LEN 32
@@ -95,7 +95,7 @@ typedef struct CuzkStatus {
   uint64_t partitions_synthesized;
   // Partitions being synthesized or proved.
   uint64_t partitions_in_flight;
-  // Jobs submitted and not yet awaited or finished.
+  // Jobs submitted and not yet finished.
   uint64_t jobs_active;
   // Jobs finished with a verified proof.
   uint64_t jobs_completed;
@@ -119,6 +119,9 @@ typedef struct CuzkStatus {
   uint64_t srs_resident;
   // Bytes of the resident parameter sets.
   uint64_t srs_resident_bytes;
+  // Job records held: active jobs, and ended ones whose result was not yet taken by
+  // `cuzk_await` or released with `cuzk_job_release` (0 when every job was either).
+  uint64_t jobs_held;
 } CuzkStatus;
 
 // A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null
@@ -184,6 +187,17 @@ CuzkCode cuzk_await(const struct CuzkEngine *e,
 // # Safety
 // `err` null or writable.
 CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
+
+// Releases a job its caller will not await (e.g. the caller gave up on it): a running job is
+// cancelled, and the engine frees its record and request as soon as nothing of it is in
+// flight. The caller owns nothing afterwards: later calls with `job` (await, cancel, release)
+// return `CUZK_CODE_UNKNOWN_JOB`, as does releasing a job whose result was already taken by
+// `cuzk_await`. Nothing is written but `*err` on failure (owned; free with
+// `cuzk_string_free`).
+//
+// # Safety
+// `e` a live handle; `err` null or writable.
+CuzkCode cuzk_job_release(const struct CuzkEngine *e, uint64_t job, char **err);
 
 // Writes the engine status as JSON to `*json_out` (owned; free with `cuzk_string_free`).
 //
@@ -409,6 +423,17 @@ CuzkCode cuzk_await(const struct CuzkEngine *e,
 // `err` null or writable.
 CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
 
+// Releases a job its caller will not await (e.g. the caller gave up on it): a running job is
+// cancelled, and the engine frees its record and request as soon as nothing of it is in
+// flight. The caller owns nothing afterwards: later calls with `job` (await, cancel, release)
+// return `CUZK_CODE_UNKNOWN_JOB`, as does releasing a job whose result was already taken by
+// `cuzk_await`. Nothing is written but `*err` on failure (owned; free with
+// `cuzk_string_free`).
+//
+// # Safety
+// `e` a live handle; `err` null or writable.
+CuzkCode cuzk_job_release(const struct CuzkEngine *e, uint64_t job, char **err);
+
 // Writes the engine status as JSON to `*json_out` (owned; free with `cuzk_string_free`).
 //
 // # Safety
@@ -580,6 +605,19 @@ void cuzk_string_free(char *s);
 // `b` null or a buffer from cuzk, freed once.
 void cuzk_bytes_free(struct CuzkBytes *b);
 
+// Plans a node for a mix of circuits. `request_json` (borrowed for the call) is
+// `{"ram_bytes": N, "gpu_bytes": [N, ...], "cores": N, "mix": ["porep-32g", ...]}`
+// (`gpu_bytes` may be omitted or empty for a CPU-only node). On success `*json_out` owns the
+// plan as JSON (free with `cuzk_string_free`): memory budget, pool, workers, per-circuit
+// footprints, residency, partitions in flight per stage, throughput bounds, per-GPU fit,
+// `fits`, `reason` and the suggested config as TOML. Malformed JSON and unknown circuit names
+// return `CUZK_CODE_INVALID_INPUT` with a message in `*err` (owned; free with `cuzk_string_free`).
+// A mix that does not fit is not an error: the plan says so (`"fits": false`).
+//
+// # Safety
+// `request_json` a NUL-terminated string; `json_out` writable; `err` null or writable.
+CuzkCode cuzk_plan(const char *request_json, char **json_out, char **err);
+
 // Verifies a PoRep proof (`abi.RegisteredSealProof` number).
 //
 // # Safety
@@ -632,6 +670,19 @@ CuzkCode cuzk_verify_update(uint64_t registered_proof,
                             struct CuzkSlice proof,
                             bool *valid,
                             char **err);
+
+// Plans a node for a mix of circuits. `request_json` (borrowed for the call) is
+// `{"ram_bytes": N, "gpu_bytes": [N, ...], "cores": N, "mix": ["porep-32g", ...]}`
+// (`gpu_bytes` may be omitted or empty for a CPU-only node). On success `*json_out` owns the
+// plan as JSON (free with `cuzk_string_free`): memory budget, pool, workers, per-circuit
+// footprints, residency, partitions in flight per stage, throughput bounds, per-GPU fit,
+// `fits`, `reason` and the suggested config as TOML. Malformed JSON and unknown circuit names
+// return `CUZK_CODE_INVALID_INPUT` with a message in `*err` (owned; free with `cuzk_string_free`).
+// A mix that does not fit is not an error: the plan says so (`"fits": false`).
+//
+// # Safety
+// `request_json` a NUL-terminated string; `json_out` writable; `err` null or writable.
+CuzkCode cuzk_plan(const char *request_json, char **json_out, char **err);
 
 // Verifies a PoRep proof (`abi.RegisteredSealProof` number).
 //

@@ -216,8 +216,10 @@ type Timings struct {
 	QueueMs, SynthMs, ProveMs, VerifyMs float64
 }
 
-// Await waits for a job's proof. Cancelling ctx cancels the job and returns an error that
-// matches both ErrCancelled and ctx.Err().
+// Await waits for a job's proof. When ctx ends first, the job is released (cancelled, and
+// its record freed in the engine as soon as nothing of it is in flight, so an abandoned job
+// holds nothing) and the error matches both ErrCancelled and ctx.Err(); the job cannot be
+// awaited again.
 func (e *Engine) Await(ctx context.Context, id JobID) ([]byte, error) {
 	proof, _, err := e.AwaitTimed(ctx, id)
 	return proof, err
@@ -226,6 +228,9 @@ func (e *Engine) Await(ctx context.Context, id JobID) ([]byte, error) {
 // AwaitTimed is Await that also returns the job's phase timings.
 func (e *Engine) AwaitTimed(ctx context.Context, id JobID) ([]byte, Timings, error) {
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, Timings{}, e.abandon(id, err)
+		}
 		var proof []byte
 		var t Timings
 		err := e.with(func(h *C.CuzkEngine) error {
@@ -247,13 +252,15 @@ func (e *Engine) AwaitTimed(ctx context.Context, id JobID) ([]byte, Timings, err
 		if !asError(err, &ce) || ce.Code != CodeTimeout {
 			return nil, t, err
 		}
-		select {
-		case <-ctx.Done():
-			_ = e.Cancel(id)
-			return nil, t, fmt.Errorf("%w: %w", ErrCancelled, ctx.Err())
-		default:
-		}
 	}
+}
+
+// abandon releases a job whose awaiting context ended with ctxErr and returns the error
+// Await reports. A job already gone (awaited elsewhere, or the engine closed) is not an error
+// here: the caller gave up on it either way.
+func (e *Engine) abandon(id JobID, ctxErr error) error {
+	_ = e.Release(id)
+	return fmt.Errorf("%w: %w", ErrCancelled, ctxErr)
 }
 
 func asError(err error, out **Error) bool {
@@ -269,6 +276,17 @@ func (e *Engine) Cancel(id JobID) error {
 	return e.with(func(h *C.CuzkEngine) error {
 		var msg *C.char
 		return takeError(C.cuzk_cancel(h, C.uint64_t(id), &msg), msg)
+	})
+}
+
+// Release gives up on a job that will not be awaited: a running job is cancelled, and the
+// engine frees its record and request as soon as nothing of it is in flight. Afterwards the
+// job is unknown: Await, Cancel and Release on it return ErrUnknownJob, as does Release of a
+// job whose proof Await already returned.
+func (e *Engine) Release(id JobID) error {
+	return e.with(func(h *C.CuzkEngine) error {
+		var msg *C.char
+		return takeError(C.cuzk_job_release(h, C.uint64_t(id), &msg), msg)
 	})
 }
 
@@ -299,6 +317,9 @@ type Summary struct {
 	PoolBuffers, PoolFree, PoolBytes                            uint64
 	BudgetLimit, BudgetUsed, BudgetHighWater                    uint64
 	SRSResident, SRSResidentBytes                               uint64
+	// JobsHeld counts the job records the engine holds: active jobs, and ended ones not yet
+	// awaited or released (0 once every job was one or the other).
+	JobsHeld uint64
 }
 
 // Summary returns a snapshot of the engine as fixed fields (Status has every detail).
@@ -330,6 +351,7 @@ func (e *Engine) Summary() (Summary, error) {
 		BudgetHighWater:       uint64(st.budget_high_water),
 		SRSResident:           uint64(st.srs_resident),
 		SRSResidentBytes:      uint64(st.srs_resident_bytes),
+		JobsHeld:              uint64(st.jobs_held),
 	}, nil
 }
 

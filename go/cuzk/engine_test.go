@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cuzk-dev/cuzk/go/cuzk"
 	"github.com/cuzk-dev/cuzk/go/internal/testdata"
@@ -273,5 +274,95 @@ func TestBadInputsAreErrors(t *testing.T) {
 	}
 	if _, err := e.Await(context.Background(), submitWindow(t, e, d)); err != nil {
 		t.Fatalf("engine stopped serving: %v", err)
+	}
+}
+
+// waitIdle polls Summary every 10ms (at most 60s) until no job is active and no job record is
+// held, and returns the last summary.
+func waitIdle(t *testing.T, e *cuzk.Engine) cuzk.Summary {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		sum, err := e.Summary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.JobsActive == 0 && sum.JobsHeld == 0 {
+			return sum
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs still held after 60s: %+v", sum)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestAbandonedAwaitReleasesTheJob(t *testing.T) {
+	d := testdata.Load(t)
+	e := open(t)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := d.Porep[0]
+	var ids []cuzk.JobID
+	for i := 0; i < 4; i++ {
+		id, err := e.SubmitPoRep(d.File(t, p.C1File), p.Registered, p.Sector, d.MinerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, submitWindow(t, e, d), id)
+	}
+	for i, id := range ids {
+		if i%2 == 0 {
+			// Abandoned before waiting at all.
+			if _, err := e.Await(cancelled, id); !errors.Is(err, cuzk.ErrCancelled) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("job %d with a cancelled context: %v", id, err)
+			}
+			continue
+		}
+		// Abandoned while waiting (or finished within the first wait: then it was awaited).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		_, err := e.Await(ctx, id)
+		cancel()
+		if err != nil && (!errors.Is(err, cuzk.ErrCancelled) || !errors.Is(err, context.DeadlineExceeded)) {
+			t.Fatalf("job %d with a short context: %v", id, err)
+		}
+	}
+	sum := waitIdle(t, e)
+	if sum.JobsActive != 0 || sum.JobsHeld != 0 || sum.PartitionsInFlight != 0 || sum.PoolFree != sum.PoolBuffers {
+		t.Fatalf("abandoned jobs left something behind: %+v", sum)
+	}
+	for _, id := range ids {
+		if err := e.Release(id); !errors.Is(err, cuzk.ErrUnknownJob) {
+			t.Fatalf("release of abandoned job %d: %v", id, err)
+		}
+	}
+	// The engine keeps serving.
+	if _, err := e.Await(context.Background(), submitWindow(t, e, d)); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, e)
+}
+
+func TestReleaseOfAnAwaitedJobIsUnknown(t *testing.T) {
+	d := testdata.Load(t)
+	e := open(t)
+	id := submitWindow(t, e, d)
+	if _, err := e.Await(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Release(id); !errors.Is(err, cuzk.ErrUnknownJob) {
+		t.Fatalf("release of an awaited job: %v", err)
+	}
+	if err := e.Release(424242); !errors.Is(err, cuzk.ErrUnknownJob) {
+		t.Fatalf("release of a job never submitted: %v", err)
+	}
+	// A job released instead of awaited: gone once nothing of it is in flight.
+	id = submitWindow(t, e, d)
+	if err := e.Release(id); err != nil {
+		t.Fatalf("release of a queued job: %v", err)
+	}
+	waitIdle(t, e)
+	if _, err := e.Await(context.Background(), id); !errors.Is(err, cuzk.ErrUnknownJob) {
+		t.Fatalf("await of a released job: %v", err)
 	}
 }

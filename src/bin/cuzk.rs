@@ -38,6 +38,28 @@ enum Command {
         #[command(subcommand)]
         command: GpuCommand,
     },
+    /// Sizes a node for a mix of circuits: what stays resident, each partition's footprint,
+    /// partitions in flight per stage, whether the mix fits and which config to use (figures
+    /// from docs/production-figures.md).
+    Plan {
+        /// Physical memory: "256G" or "256GiB" (2^30 bytes per G), "512GB" (1e9 per GB).
+        #[arg(long)]
+        ram: String,
+        /// GPU memory per device, comma-separated: "80G" or "80GB" (1e9 bytes per G, as vendors
+        /// quote), "80GiB" (2^30). Omit for a CPU-only node.
+        #[arg(long, value_delimiter = ',')]
+        gpus: Vec<String>,
+        /// CPU cores.
+        #[arg(long)]
+        cores: usize,
+        /// Circuits, comma-separated (porep-32g, snap-32g, window-32g, winning-32g, and the
+        /// same at 64g).
+        #[arg(long, value_delimiter = ',', required = true)]
+        mix: Vec<String>,
+        /// Print the plan as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Proves a SHA-256 preimage circuit on the CPU backend, verifies it, prints timings.
     Demo {
         /// SHA-256 blocks in the preimage (about 27K constraints each).
@@ -194,6 +216,34 @@ fn generate(kinds: &[String], dir: PathBuf, force: bool, seed: Option<u64>) -> a
     Ok(())
 }
 
+/// `cuzk plan`: parses the node, plans the mix, prints the report or the JSON.
+fn plan(
+    ram: &str,
+    gpus: &[String],
+    cores: usize,
+    mix: &[String],
+    json: bool,
+) -> anyhow::Result<()> {
+    use cuzk::engine::plan::{parse_size, Node};
+    let node = Node {
+        ram_bytes: parse_size(ram, true).map_err(anyhow::Error::msg)?,
+        gpu_bytes: gpus
+            .iter()
+            .filter(|g| !g.trim().is_empty())
+            .map(|g| parse_size(g, false))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?,
+        cores,
+    };
+    let plan = cuzk::proofs::plan::plan_mix(&node, mix).map_err(anyhow::Error::msg)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&plan)?);
+    } else {
+        print!("{}", plan.render());
+    }
+    Ok(())
+}
+
 fn demo(blocks: usize, dir: PathBuf) -> anyhow::Result<()> {
     let len = Sha256Preimage::len_for_blocks(blocks);
     let id = format!("cuzk-demo-sha256-{len}");
@@ -324,6 +374,13 @@ fn main() -> anyhow::Result<()> {
                 Ok(())
             }
         },
+        Command::Plan {
+            ram,
+            gpus,
+            cores,
+            mix,
+            json,
+        } => plan(&ram, &gpus, cores, &mix, json),
         Command::Testdata {
             command: TestdataCommand::ProveReference { name, dir },
         } => {

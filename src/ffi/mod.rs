@@ -8,6 +8,7 @@ pub mod engine;
 pub mod guard;
 pub mod jobs;
 pub mod memory;
+pub mod plan;
 pub mod status;
 pub mod types;
 pub mod verify;
@@ -15,7 +16,7 @@ pub mod verify;
 pub use types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
 
 /// Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-pub const CUZK_ABI_VERSION: u32 = 2;
+pub const CUZK_ABI_VERSION: u32 = 3;
 
 /// Returns the C ABI version this library implements (compare with `CUZK_ABI_VERSION`).
 #[no_mangle]

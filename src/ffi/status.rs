@@ -24,7 +24,7 @@ pub struct CuzkStatus {
     pub partitions_synthesized: u64,
     /// Partitions being synthesized or proved.
     pub partitions_in_flight: u64,
-    /// Jobs submitted and not yet awaited or finished.
+    /// Jobs submitted and not yet finished.
     pub jobs_active: u64,
     /// Jobs finished with a verified proof.
     pub jobs_completed: u64,
@@ -48,6 +48,9 @@ pub struct CuzkStatus {
     pub srs_resident: u64,
     /// Bytes of the resident parameter sets.
     pub srs_resident_bytes: u64,
+    /// Job records held: active jobs, and ended ones whose result was not yet taken by
+    /// `cuzk_await` or released with `cuzk_job_release` (0 when every job was either).
+    pub jobs_held: u64,
 }
 
 impl From<&Status> for CuzkStatus {
@@ -81,6 +84,7 @@ impl From<&Status> for CuzkStatus {
             budget_high_water: s.budget_high_water,
             srs_resident: s.srs_resident.len() as u64,
             srs_resident_bytes: s.srs_resident.iter().map(|r| r.1).sum(),
+            jobs_held: s.jobs_held as u64,
         }
     }
 }

@@ -88,6 +88,10 @@ int main(int argc, char **argv) {
   code = cuzk_await(engine, 999999, 0, &proof, NULL, &err);
   CHECK(code == CUZK_CODE_UNKNOWN_JOB, "unknown job: %d", code);
   cuzk_string_free(err);
+  err = NULL;
+  code = cuzk_job_release(engine, job, &err);
+  CHECK(code == CUZK_CODE_UNKNOWN_JOB && err, "release of an awaited job: %d", code);
+  cuzk_string_free(err);
 
   char *json = NULL;
   code = cuzk_status_json(engine, &json, NULL);
@@ -98,12 +102,28 @@ int main(int argc, char **argv) {
   code = cuzk_status(engine, &status, NULL);
   CHECK(code == CUZK_CODE_OK && status.jobs_completed == 1 && status.jobs_active == 0 &&
             strcmp(status.backend, "cpu") == 0 && !status.closed &&
-            status.pool_free == status.pool_buffers && status.srs_resident == 1,
+            status.pool_free == status.pool_buffers && status.srs_resident == 1 &&
+            status.jobs_held == 0,
         "status struct: completed %llu backend %.32s", (unsigned long long)status.jobs_completed,
         status.backend);
 
   cuzk_engine_close(engine);
   cuzk_engine_close(NULL);
+
+  /* Planning: a plan as JSON; bad requests are caller errors. */
+  json = NULL;
+  code = cuzk_plan("{\"ram_bytes\":549755813888,\"gpu_bytes\":[80000000000],\"cores\":64,"
+                   "\"mix\":[\"porep-32g\",\"winning-32g\"]}",
+                   &json, NULL);
+  CHECK(code == CUZK_CODE_OK && json && strstr(json, "\"fits\":true"), "plan: %d %s", code,
+        json ? json : "");
+  cuzk_string_free(json);
+  json = NULL;
+  err = NULL;
+  code = cuzk_plan("{\"ram_bytes\":1,\"cores\":1,\"mix\":[\"porep-33g\"]}", &json, &err);
+  CHECK(code == CUZK_CODE_INVALID_INPUT && json == NULL && err && strstr(err, "porep-33g"),
+        "plan with an unknown circuit: %d", code);
+  cuzk_string_free(err);
 
   /* One-shot proving on the process-wide default engine (null engine), as filecoin-ffi's
    * GenerateWindowPoStWithVanilla: every partition, merged, then checked by the verifier. */

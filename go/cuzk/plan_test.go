@@ -1,0 +1,54 @@
+package cuzk_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cuzk-dev/cuzk/go/cuzk"
+)
+
+func TestPlanSizesANode(t *testing.T) {
+	mix := []string{"porep-32g", "snap-32g", "window-32g", "winning-32g"}
+	p, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 512 << 30, GPUBytes: []uint64{80e9}, Cores: 64}, mix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Fits || p.Reason != "" || len(p.Circuits) != 4 || p.MemoryBudget != 384<<30 {
+		t.Fatalf("512 GiB plan: %+v", p)
+	}
+	if p.BufferConstraints != 1<<27 || p.PoolBuffers < 3 || p.SynthesisWorkers < 1 || p.ProverWorkers != 1 {
+		t.Fatalf("512 GiB plan sizing: %+v", p)
+	}
+	if p.Circuits[3].Class != "critical" || p.InFlight.Total == 0 || p.Throughput.PartitionsPerHour <= 0 {
+		t.Fatalf("512 GiB plan details: %+v", p)
+	}
+	if !strings.Contains(p.ConfigTOML, "pool_buffers = ") {
+		t.Fatalf("config: %q", p.ConfigTOML)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(p.Raw, &raw); err != nil || raw["gpus"] == nil {
+		t.Fatalf("raw plan: %v %s", err, p.Raw)
+	}
+	// A CPU-only node with a small mix.
+	small, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 64 << 30, Cores: 2}, []string{"winning-32g"})
+	if err != nil || !small.Fits {
+		t.Fatalf("small plan: %+v %v", small, err)
+	}
+
+	tiny, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 64 << 30, Cores: 16}, mix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tiny.Fits || !strings.Contains(tiny.Reason, "porep-32g") {
+		t.Fatalf("64 GiB plan: fits %v, reason %q", tiny.Fits, tiny.Reason)
+	}
+
+	if _, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 1 << 30, Cores: 1}, []string{"porep-33g"}); !errors.Is(err, cuzk.ErrInvalidInput) {
+		t.Fatalf("unknown circuit: %v", err)
+	}
+	if _, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 1 << 30, Cores: 1}, nil); !errors.Is(err, cuzk.ErrInvalidInput) {
+		t.Fatalf("empty mix: %v", err)
+	}
+}
