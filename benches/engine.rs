@@ -1,11 +1,16 @@
-//! `engine` group: a stream of mixed 2 KiB jobs (2 PoRep, 2 SnapDeals, 4 WindowPoSt,
-//! 4 WinningPoSt) submitted at once to one engine, against filecoin-proofs-api's functions
-//! called one after another in one process, and against one process per proof (what Curio's
-//! ffiselect does: each process maps its parameters again).
+//! `engine` group: the production-scale simulation (`tests/sim`: 32 GiB circuits on real node
+//! sizes, scaled down 4096x in bytes and 500x in time): WinningPoSt latency under a full PoRep and
+//! SnapDeals backlog against its idle latency, and backlog throughput against the bound of
+//! the busiest resource; then a stream of mixed 2 KiB jobs (2 PoRep, 2 SnapDeals, 4
+//! WindowPoSt, 4 WinningPoSt) submitted at once to one engine, against filecoin-proofs-api's
+//! functions called one after another in one process, and against one process per proof (what
+//! Curio's ffiselect does: each process maps its parameters again).
 
 mod common;
 #[path = "../tests/common/mod.rs"]
 mod fixture;
+#[path = "../tests/sim/mod.rs"]
+mod sim;
 
 use std::process::Command;
 use std::sync::Arc;
@@ -30,8 +35,67 @@ const STREAM: [&str; 12] = [
     "winning",
 ];
 
+/// Real milliseconds for simulated ones.
+fn real_ms(sim_ms: f64) -> f64 {
+    sim_ms / sim::MS_PER_REAL_SECOND * 1000.0
+}
+
+/// `engine/sim-winning-under-load-32g` and `engine/sim-throughput-32g`.
+fn simulation() {
+    let seeds = 7u64;
+    if selected("sim-winning-under-load-32g") {
+        let node = sim::node("gpu-256g-80gb");
+        let runs: Vec<_> = (0..seeds)
+            .map(|seed| sim::winning_under_load(node, "32g", 3, 7, seed))
+            .collect();
+        let worst_of = |r: &sim::WinningUnderLoad| r.loaded_ms.iter().copied().fold(0.0, f64::max);
+        let worsts: Vec<f64> = runs.iter().map(worst_of).collect();
+        let worst = runs
+            .iter()
+            .max_by(|a, b| worst_of(a).total_cmp(&worst_of(b)))
+            .expect("runs");
+        let idle = median(&runs.iter().map(|r| r.idle_ms).collect::<Vec<_>>());
+        report(
+            "engine/sim-winning-under-load-32g",
+            real_ms(median(&worsts)),
+            Some(real_ms(idle)),
+            seeds as usize,
+            &format!(
+                "worst={:.1} bound={:.1} node={} memory_waits={} scale=1/{}",
+                real_ms(worst_of(worst)),
+                real_ms(worst.bound_ms),
+                node.name,
+                runs.iter().map(|r| r.memory_waits).sum::<u64>(),
+                (1000.0 / sim::MS_PER_REAL_SECOND) as u64
+            ),
+        );
+    }
+    if selected("sim-throughput-32g") {
+        let node = sim::node("gpu-512g-141gb");
+        let runs: Vec<_> = (0..3).map(|_| sim::throughput(node, "32g", 4)).collect();
+        let wall = median(&runs.iter().map(|r| real_ms(r.wall_ms)).collect::<Vec<_>>());
+        let util = median(&runs.iter().map(|r| r.util).collect::<Vec<_>>());
+        let per_hour = median(&runs.iter().map(|r| r.per_hour).collect::<Vec<_>>());
+        let bound = runs[0].bound_per_hour;
+        report(
+            "engine/sim-throughput-32g",
+            wall,
+            Some(wall * util),
+            runs.len(),
+            &format!(
+                "util={util:.2} partitions_per_hour={per_hour:.0} bound_per_hour={bound:.0} node={}",
+                node.name
+            ),
+        );
+    }
+}
+
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    simulation();
+    if !selected("mixed-2k") && !selected("process") {
+        return;
+    }
     let fx = fixture::fixture();
     let runs: usize = std::env::var("CUZK_BENCH_RUNS")
         .ok()

@@ -277,6 +277,7 @@ impl Engine {
             srs_sizes: HashMap::new(),
             shapes: HashMap::new(),
             critical: HashMap::new(),
+            critical_synthesizing: 0,
             counters: Counters::default(),
             busy_ms: Default::default(),
             trash: Vec::new(),
@@ -453,7 +454,11 @@ impl Engine {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut st = self.inner.lock();
         loop {
-            let job = st.jobs.get(&id).ok_or(EngineError::UnknownJob(id.0))?;
+            let job = st
+                .jobs
+                .get(&id)
+                .filter(|j| !j.released)
+                .ok_or(EngineError::UnknownJob(id.0))?;
             if !job.live() && job.in_flight == 0 {
                 let job = st.jobs.remove(&id).expect("present");
                 drop(st);
@@ -490,7 +495,7 @@ impl Engine {
         if st.closed {
             return Err(EngineError::Closed);
         }
-        if !st.jobs.contains_key(&id) {
+        if !st.jobs.get(&id).is_some_and(|j| !j.released) {
             return Err(EngineError::UnknownJob(id.0));
         }
         st.finish(id, Err(EngineError::Cancelled));
@@ -503,7 +508,7 @@ impl Engine {
     /// flight. Later calls with its id return `UnknownJob`.
     pub fn release(&self, id: JobId) -> Result<(), EngineError> {
         let mut st = self.inner.lock();
-        let Some(job) = st.jobs.get_mut(&id) else {
+        let Some(job) = st.jobs.get_mut(&id).filter(|j| !j.released) else {
             return Err(EngineError::UnknownJob(id.0));
         };
         job.released = true;
@@ -647,9 +652,11 @@ impl Engine {
             pool_free: st.pool.len(),
             pool_bytes: st.pool_bytes,
             pool_waits: st.counters.pool_waits,
+            critical_memory_waits: st.counters.critical_memory_waits,
             budget_limit: st.budget.limit,
             budget_used: st.budget.used,
             budget_high_water: st.budget.high_water,
+            srs_loading: st.srs_loading.keys().cloned().collect(),
             srs_resident: st
                 .srs
                 .iter()

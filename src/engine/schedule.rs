@@ -95,7 +95,12 @@ pub fn pick(
         }
         match step(st, id, class, transient, reserved, &keep) {
             Step::Go(p) => return Some(p),
-            Step::Blocked(bytes) => reserved += bytes,
+            Step::Blocked(bytes) => {
+                if class == Priority::Critical {
+                    st.counters.critical_memory_waits += 1;
+                }
+                reserved += bytes
+            }
             Step::Waiting => {}
             Step::Failed => {
                 *failed = true;
@@ -218,6 +223,9 @@ fn step(
         job.timings.queue_ms = job.submitted.elapsed().as_secs_f64() * 1e3;
     }
     let priority = job.priority;
+    if priority == Priority::Critical {
+        st.critical_synthesizing += 1;
+    }
     st.counters.start_log.push((id, k));
     if st.counters.start_log.len() > 4096 {
         st.counters.start_log.drain(..2048);

@@ -90,6 +90,8 @@ pub struct Counters {
     pub failed: u64,
     pub cancelled: u64,
     pub pool_waits: u64,
+    /// Times a CRITICAL job had to wait for memory (0 when its headroom works).
+    pub critical_memory_waits: u64,
     /// Order in which partitions started synthesis (the latest 2048 to 4096).
     pub start_log: Vec<(JobId, usize)>,
     /// Order in which jobs finished (the latest 2048 to 4096).
@@ -122,6 +124,10 @@ pub struct State {
     /// lower classes leave that much memory and one buffer set free, and never evict these
     /// parameter sets.
     pub critical: HashMap<String, u64>,
+    /// CRITICAL partitions being synthesized: the provers start no lower-class partition
+    /// meanwhile (a synthesis always ends, so this cannot stall them for long), so a
+    /// WinningPoSt waits for at most the `prove_start` already running.
+    pub critical_synthesizing: usize,
     pub counters: Counters,
     /// Busy milliseconds per worker name.
     pub busy_ms: BTreeMap<String, f64>,
@@ -172,7 +178,10 @@ impl State {
                     charged,
                 } = s;
                 let abc = std::mem::take(&mut assignment.abc);
-                self.trash.push(Box::new((srs, assignment)));
+                // Not the last reference (the set is resident while it has users): cheap, and
+                // gone before the use count drops, so an eviction really frees the set.
+                drop(srs);
+                self.trash.push(Box::new(assignment));
                 self.return_buffers(abc);
                 self.partition_dropped(id, charged);
             }

@@ -67,13 +67,17 @@ pub struct Status {
     pub pool_bytes: u64,
     /// Times a synthesis worker had work but no free buffer.
     pub pool_waits: u64,
+    /// Times CRITICAL work waited for memory (0 while its reserved headroom suffices).
+    pub critical_memory_waits: u64,
     /// Memory budget limit.
     pub budget_limit: u64,
     /// Bytes charged now.
     pub budget_used: u64,
     /// Highest charge since open.
     pub budget_high_water: u64,
-    /// Resident parameter sets: (key, bytes, jobs using it).
+    /// Parameter sets being decoded now (their bytes are charged already).
+    pub srs_loading: Vec<String>,
+    /// Resident parameter sets: (key, bytes, partitions using it).
     pub srs_resident: Vec<(String, u64, usize)>,
     /// Jobs submitted and not yet finished.
     pub jobs_active: usize,

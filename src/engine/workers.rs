@@ -116,6 +116,9 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
         st.budget.charge(repinned);
     }
     *st.busy_ms.entry(name.to_string()).or_default() += synth_ms;
+    if key.0 == Priority::Critical {
+        st.critical_synthesizing -= 1;
+    }
     if let Some(job) = st.jobs.get_mut(&id) {
         job.timings.synth_ms += synth_ms;
     }
@@ -180,7 +183,8 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
                 // Cancelled meanwhile: stop here and give everything back.
                 let abc = std::mem::take(&mut assignment.abc);
                 st.return_buffers(abc);
-                st.trash.push(Box::new((assignment, srs)));
+                drop(srs); // before the use count drops (see `State::finish`)
+                st.trash.push(Box::new(assignment));
                 st.partition_dropped(id, charged);
             }
         }
@@ -226,7 +230,11 @@ pub fn prover_worker(inner: Arc<Inner>, name: String) {
                 if st.closed {
                     return;
                 }
-                if let Some((key, s)) = st.prove_queue.pop_first() {
+                let next = st.prove_queue.first_key_value().map(|(k, _)| k.0);
+                let held_for_critical =
+                    st.critical_synthesizing > 0 && next != Some(Priority::Critical);
+                if let (Some(_), false) = (next, held_for_critical) {
+                    let (key, s) = st.prove_queue.pop_first().expect("checked");
                     let kind = st.jobs.get(&key.1).map(|j| j.kind.clone());
                     break (key, s, kind.unwrap_or_default());
                 }

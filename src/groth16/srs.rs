@@ -15,6 +15,15 @@ use super::error::{Groth16Error, Result};
 const G1_BYTES: usize = 96;
 const G2_BYTES: usize = 192;
 
+/// Heap bytes of bellperson's `PreparedVerifyingKey` for a key of `inputs` public inputs:
+/// five prepared G2 points (68 line coefficients of 288 bytes each), and per input a copy of
+/// `ic`, its projective form (144 bytes) and a fixed-window table of 255 affine points (the
+/// verifier's multiscalar precomputation). About 24 KB per input: 632 MB for a 32 GiB
+/// WindowPoSt key of 25,840 inputs, so it is charged with every parameter set.
+pub fn prepared_key_bytes(inputs: usize) -> usize {
+    5 * 68 * 288 + inputs * (G1_BYTES + 144 + 255 * G1_BYTES + 24)
+}
+
 /// Decoded Groth16 parameters: the verifying key and the five proving queries.
 pub struct Srs {
     /// The verifying key (alpha, beta, gamma, delta, ic).
@@ -164,8 +173,9 @@ impl ParamsHeader {
 
     /// Bytes the decoded parameters hold (as [`Srs::byte_size`] will measure).
     pub fn decoded_bytes(&self) -> u64 {
-        ((self.inputs + self.h + self.l + self.a + self.b_g1) * G1_BYTES + self.b_g2 * G2_BYTES)
-            as u64
+        ((self.inputs + self.h + self.l + self.a + self.b_g1) * G1_BYTES
+            + self.b_g2 * G2_BYTES
+            + prepared_key_bytes(self.inputs)) as u64
     }
 
     /// The largest circuit these parameters prove: the domain (h + 1), inputs and aux (l).
@@ -258,6 +268,7 @@ impl Srs {
         let g2 = std::mem::size_of::<G2Affine>();
         (self.vk.ic.len() + self.h.len() + self.l.len() + self.a.len() + self.b_g1.len()) * g1
             + self.b_g2.len() * g2
+            + prepared_key_bytes(self.vk.ic.len())
     }
 
     /// Converts back to bellperson's in-memory `Parameters` (for the reference prover).

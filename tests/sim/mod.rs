@@ -1,0 +1,670 @@
+//! A production-shaped simulation of the engine: stand-in workloads and a stand-in backend that
+//! carry the real sizes and durations of 32 GiB and 64 GiB circuits (`cuzk::proofs::production`,
+//! sources in `docs/production-figures.md`), scaled down by one factor, on nodes of real sizes
+//! scaled the same way. The stand-ins allocate every byte they stand for (parameter points,
+//! a/b/c, inputs, aux, densities, the prover's transients) and sleep for the durations, so the
+//! real engine schedules, charges and frees them as it would the real thing.
+//!
+//! Shared by `tests/engine_sim.rs` and the `engine` benchmark group.
+
+#![allow(dead_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
+use cuzk::engine::{Config, Engine, Priority, Workload};
+use cuzk::groth16::srs::prepared_key_bytes;
+use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
+use cuzk::groth16::{
+    paramgen, AbcBuffers, Assignment, CircuitShape, Density, Proof, ProverBackend, Randomness, Srs,
+    Started,
+};
+use cuzk::proofs::production::{figures, CircuitFigures, PartitionTimes};
+use cuzk::proofs::workload::kind_priority;
+use group::prime::PrimeCurveAffine;
+use rand::SeedableRng;
+
+/// Bytes, element counts and node memory are divided by this.
+pub const SCALE: u64 = 4096;
+/// Simulated milliseconds per real second (real durations are divided by 500).
+pub const MS_PER_REAL_SECOND: f64 = 2.0;
+/// Parameter decode speed assumed for load times (bytes per real second).
+pub const DECODE_BYTES_PER_SECOND: f64 = 1.0e9;
+
+/// Whether the node proves on GPUs or on its CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Cpu,
+    Gpu,
+}
+
+/// A real machine: RAM, GPUs and cores.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub name: &'static str,
+    pub ram: u64,
+    /// GPU count and memory of each (bytes, as vendors quote: 1e9).
+    pub gpus: usize,
+    pub gpu_bytes: u64,
+    pub synthesis_workers: usize,
+    /// a/b/c buffer sets: synthesis workers + provers + 1 where memory allows (the 256 GiB
+    /// nodes cannot also hold every parameter set then).
+    pub pool_buffers: usize,
+}
+
+impl Node {
+    pub fn kind(&self) -> NodeKind {
+        if self.gpus > 0 {
+            NodeKind::Gpu
+        } else {
+            NodeKind::Cpu
+        }
+    }
+
+    /// The engine configuration of this node, scaled: the default budget (3/4 of RAM),
+    /// buffers sized for the largest circuit (a 2^27 domain).
+    pub fn config(&self) -> Config {
+        Config {
+            synthesis_workers: self.synthesis_workers,
+            prover_workers: self.gpus.max(1),
+            pool_buffers: self.pool_buffers,
+            buffer_constraints: ((1u64 << 27) / SCALE) as usize,
+            memory_budget: self.ram / SCALE / 4 * 3,
+            malloc_trim: false,
+            backend: "cpu".into(),
+            ..Config::default()
+        }
+    }
+}
+
+const GIB: u64 = 1 << 30;
+
+/// The nodes operators run (RAM 128-512 GiB; GPUs of 24, 80 and 141 GB).
+pub const NODES: [Node; 5] = [
+    Node {
+        name: "cpu-256g",
+        ram: 256 * GIB,
+        gpus: 0,
+        gpu_bytes: 0,
+        synthesis_workers: 3,
+        pool_buffers: 3,
+    },
+    Node {
+        name: "gpu-128g-24gb",
+        ram: 128 * GIB,
+        gpus: 1,
+        gpu_bytes: 24_000_000_000,
+        synthesis_workers: 2,
+        pool_buffers: 2,
+    },
+    Node {
+        name: "gpu-256g-80gb",
+        ram: 256 * GIB,
+        gpus: 1,
+        gpu_bytes: 80_000_000_000,
+        synthesis_workers: 3,
+        pool_buffers: 3,
+    },
+    Node {
+        name: "gpu-512g-141gb",
+        ram: 512 * GIB,
+        gpus: 1,
+        gpu_bytes: 141_000_000_000,
+        synthesis_workers: 6,
+        pool_buffers: 11,
+    },
+    Node {
+        name: "gpu-512g-2x80gb",
+        ram: 512 * GIB,
+        gpus: 2,
+        gpu_bytes: 80_000_000_000,
+        synthesis_workers: 6,
+        pool_buffers: 11,
+    },
+];
+
+/// The node named `name`.
+pub fn node(name: &str) -> Node {
+    *NODES.iter().find(|n| n.name == name).expect("known node")
+}
+
+/// One circuit of the table, scaled.
+pub struct SimCircuit {
+    pub figures: &'static CircuitFigures,
+    pub priority: Priority,
+    pub shape: CircuitShape,
+    /// G1 points of the stand-in parameter set (its bytes / 96, less the verifying key's).
+    pub points: usize,
+    /// Per-partition times (sim ms) on this node.
+    pub times: PartitionTimes,
+    /// Decode time of its parameters (sim ms).
+    pub load_ms: f64,
+}
+
+/// Milliseconds of simulation for `real_ms` real milliseconds.
+pub fn sim_ms(real_ms: f64) -> f64 {
+    real_ms / 1000.0 * MS_PER_REAL_SECOND
+}
+
+impl SimCircuit {
+    /// Circuit `name` ("porep-32g") on a node of `kind`.
+    pub fn new(name: &str, kind: NodeKind) -> Arc<Self> {
+        let figures = figures(name).expect("circuit in the production table");
+        let scaled = |n: usize| ((n as u64 / SCALE) as usize).max(1);
+        let shape = CircuitShape {
+            constraints: scaled(figures.shape.constraints),
+            inputs: scaled(figures.shape.inputs),
+            aux: scaled(figures.shape.aux),
+        };
+        let t = match kind {
+            NodeKind::Cpu => figures.cpu,
+            NodeKind::Gpu => figures.gpu,
+        };
+        let kind_of = cuzk::proofs::circuits::CircuitKind::parse(name).expect("known kind");
+        let ic = tiny_params().vk.ic.len();
+        Arc::new(Self {
+            figures,
+            priority: kind_priority(kind_of),
+            shape,
+            // The prepared verifying key is not scaled: at least that much is held.
+            points: ((figures.srs_bytes / SCALE) as usize / 96)
+                .saturating_sub(ic + prepared_key_bytes(ic) / 96),
+            times: PartitionTimes {
+                synth_ms: sim_ms(t.synth_ms),
+                start_ms: sim_ms(t.start_ms),
+                finish_ms: sim_ms(t.finish_ms),
+            },
+            load_ms: sim_ms(figures.srs_bytes as f64 / DECODE_BYTES_PER_SECOND * 1e3),
+        })
+    }
+
+    /// Bytes of the stand-in parameter set (as `Srs::byte_size` measures it).
+    pub fn srs_bytes(&self) -> u64 {
+        let ic = tiny_params().vk.ic.len();
+        ((self.points + ic) * 96 + prepared_key_bytes(ic)) as u64
+    }
+
+    /// Simulated milliseconds of one partition, all stages.
+    pub fn partition_ms(&self) -> f64 {
+        self.times.synth_ms + self.times.start_ms + self.times.finish_ms
+    }
+}
+
+/// A verifying key to carry (the stand-in parameter sets hold scaled point counts besides; its
+/// prepared form is not scaled, so a set holds at least that much).
+fn tiny_params() -> &'static Parameters<Bls12> {
+    static P: OnceLock<Parameters<Bls12>> = OnceLock::new();
+    P.get_or_init(|| {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        paramgen::generate(RandomCircuit::new(Shape::Mixed, 8, 0), &mut rng, &|_, _| {})
+            .expect("tiny parameters")
+    })
+}
+
+fn sleep_ms(ms: f64) {
+    if ms > 0.0 {
+        std::thread::sleep(Duration::from_secs_f64(ms / 1e3));
+    }
+}
+
+/// A stand-in job: one proof of a circuit, its partitions synthesized by sleeping and filling
+/// the buffers, inputs, aux and densities with the circuit's scaled counts.
+pub struct SimJob {
+    pub circuit: Arc<SimCircuit>,
+}
+
+impl SimJob {
+    pub fn new(circuit: &Arc<SimCircuit>) -> Arc<Self> {
+        Arc::new(Self {
+            circuit: Arc::clone(circuit),
+        })
+    }
+}
+
+/// The proof the stand-in backend returns (the generators).
+pub fn marker_proof() -> Proof {
+    Proof {
+        a: G1Affine::generator(),
+        b: G2Affine::generator(),
+        c: G1Affine::generator(),
+    }
+}
+
+impl Workload for SimJob {
+    fn kind(&self) -> String {
+        self.circuit.figures.name.to_string()
+    }
+    fn priority(&self) -> Priority {
+        self.circuit.priority
+    }
+    fn partitions(&self) -> usize {
+        self.circuit.figures.partitions
+    }
+    fn srs_key(&self) -> String {
+        self.circuit.figures.name.to_string()
+    }
+    fn srs_size_hint(&self) -> Option<u64> {
+        Some(self.circuit.srs_bytes())
+    }
+    fn circuit_shape(&self) -> Option<CircuitShape> {
+        Some(self.circuit.shape)
+    }
+    fn load_srs(&self) -> Result<Arc<Srs>, String> {
+        sleep_ms(self.circuit.load_ms);
+        let mut srs = Srs::from_parameters(tiny_params());
+        srs.h = vec![G1Affine::identity(); self.circuit.points];
+        srs.l = Vec::new();
+        srs.a = Vec::new();
+        srs.b_g1 = Vec::new();
+        srs.b_g2 = Vec::new();
+        Ok(Arc::new(srs))
+    }
+    fn synthesize(&self, _k: usize, mut abc: AbcBuffers) -> Result<Assignment, String> {
+        let shape = self.circuit.shape;
+        sleep_ms(self.circuit.times.synth_ms);
+        for v in [&mut abc.a, &mut abc.b, &mut abc.c] {
+            for _ in 0..shape.constraints {
+                v.push(Scalar::from(0u64));
+            }
+        }
+        let density = |bits: usize| {
+            let mut d = Density::with_capacity(bits);
+            for _ in 0..bits {
+                d.push_unset();
+            }
+            d
+        };
+        Ok(Assignment {
+            abc,
+            inputs: vec![Scalar::from(1u64); shape.inputs],
+            aux: vec![Scalar::from(0u64); shape.aux],
+            a_aux_density: density(shape.aux),
+            b_input_density: density(shape.inputs),
+            b_aux_density: density(shape.aux),
+        })
+    }
+    fn verify(&self, proof: &[u8]) -> Result<(), String> {
+        let one = marker_proof().to_bytes();
+        (proof.len() == one.len() * self.partitions() && proof.chunks(one.len()).all(|p| p == one))
+            .then_some(())
+            .ok_or_else(|| "not the stand-in backend's proof".into())
+    }
+}
+
+/// The stand-in prover: `prove_start` sleeps the circuit's start time on its lane (one at a
+/// time per lane, as on a device) and allocates the transients the engine charges for it;
+/// `prove_finish` sleeps the finish time and frees them.
+pub struct SimBackend {
+    lanes: Vec<std::sync::Mutex<()>>,
+    next: AtomicUsize,
+    /// (start_ms, finish_ms) by scaled constraint count.
+    times: HashMap<usize, (f64, f64)>,
+    /// The longest `prove_start` seen (sim ms, as it really ran) by scaled constraint count.
+    longest_start: std::sync::Mutex<HashMap<usize, f64>>,
+}
+
+/// Work between the two phases: the transients, the aux (as the CPU prover keeps it).
+pub struct SimPending {
+    lane: usize,
+    finish_ms: f64,
+    _transient: Vec<u8>,
+    _aux: Vec<Scalar>,
+}
+
+impl SimBackend {
+    /// A backend with `lanes` lanes (1 for a CPU node) proving `circuits`.
+    pub fn new(lanes: usize, circuits: &[Arc<SimCircuit>]) -> Arc<Self> {
+        Arc::new(Self {
+            lanes: (0..lanes.max(1)).map(|_| Default::default()).collect(),
+            next: AtomicUsize::new(0),
+            times: circuits
+                .iter()
+                .map(|c| (c.shape.constraints, (c.times.start_ms, c.times.finish_ms)))
+                .collect(),
+            longest_start: Default::default(),
+        })
+    }
+
+    /// The longest `prove_start` of `circuit` so far, as it really ran (sim ms).
+    pub fn longest_start_ms(&self, circuit: &SimCircuit) -> f64 {
+        let seen = self.longest_start.lock().unwrap();
+        seen.get(&circuit.shape.constraints).copied().unwrap_or(0.0)
+    }
+}
+
+impl ProverBackend for SimBackend {
+    type Pending = SimPending;
+
+    fn name(&self) -> String {
+        format!("sim:{}", self.lanes.len())
+    }
+
+    fn prove_start(
+        &self,
+        assignment: Assignment,
+        _srs: &Arc<Srs>,
+        _randomness: Randomness,
+    ) -> cuzk::groth16::Result<Started<SimPending>> {
+        let n = assignment.num_constraints();
+        let (start_ms, finish_ms) = self.times.get(&n).copied().unwrap_or((0.0, 0.0));
+        let lane = self.next.fetch_add(1, Ordering::Relaxed) % self.lanes.len();
+        let shape = CircuitShape {
+            constraints: n,
+            inputs: assignment.inputs.len(),
+            aux: assignment.aux.len(),
+        };
+        let Assignment { mut abc, aux, .. } = assignment;
+        let transient = vec![0u8; self.transient_bytes(&shape) as usize];
+        {
+            let _device = self.lanes[lane].lock().unwrap();
+            let t = std::time::Instant::now();
+            sleep_ms(start_ms);
+            let ran = t.elapsed().as_secs_f64() * 1e3;
+            let mut seen = self.longest_start.lock().unwrap();
+            let longest = seen.entry(n).or_default();
+            *longest = longest.max(ran);
+        }
+        abc.clear();
+        Ok(Started {
+            pending: SimPending {
+                lane,
+                finish_ms,
+                _transient: transient,
+                _aux: aux,
+            },
+            released: abc,
+        })
+    }
+
+    fn prove_finish(&self, pending: SimPending) -> cuzk::groth16::Result<Proof> {
+        sleep_ms(pending.finish_ms);
+        drop(pending);
+        Ok(marker_proof())
+    }
+
+    fn lanes(&self) -> usize {
+        self.lanes.len()
+    }
+
+    fn lane(&self, pending: &SimPending) -> usize {
+        pending.lane
+    }
+}
+
+/// A simulated node: an engine over the stand-in backend, and the circuits of a mix.
+pub struct Sim {
+    pub node: Node,
+    pub engine: Arc<Engine>,
+    pub backend: Arc<SimBackend>,
+    pub circuits: HashMap<String, Arc<SimCircuit>>,
+}
+
+impl Sim {
+    /// Opens an engine for `node` proving the circuits `names` ("porep-32g", ...).
+    pub fn open(node: Node, names: &[&str]) -> Self {
+        let circuits: HashMap<String, Arc<SimCircuit>> = names
+            .iter()
+            .map(|n| (n.to_string(), SimCircuit::new(n, node.kind())))
+            .collect();
+        let all: Vec<_> = circuits.values().cloned().collect();
+        let backend = SimBackend::new(node.gpus.max(1), &all);
+        let engine = Engine::open(node.config(), Arc::clone(&backend) as _).expect("engine opens");
+        Self {
+            node,
+            engine: Arc::new(engine),
+            backend,
+            circuits,
+        }
+    }
+
+    /// A job of circuit `name`.
+    pub fn job(&self, name: &str) -> Arc<SimJob> {
+        SimJob::new(&self.circuits[name])
+    }
+
+    /// The circuit `name`.
+    pub fn circuit(&self, name: &str) -> &Arc<SimCircuit> {
+        &self.circuits[name]
+    }
+}
+
+/// A global allocator that counts the live bytes of large allocations (4 KiB and more: every
+/// stand-in buffer, none of the engine's small bookkeeping) and their high-water mark.
+pub struct CountingAlloc {
+    live: AtomicU64,
+    peak: AtomicU64,
+}
+
+pub static PEAK_CAUSE: AtomicU64 = AtomicU64::new(0);
+/// Allocations at least this large are counted.
+pub const COUNTED_FROM: usize = 4096;
+
+impl CountingAlloc {
+    pub const fn new() -> Self {
+        Self {
+            live: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+        }
+    }
+
+    /// Live counted bytes now.
+    pub fn live(&self) -> u64 {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    /// Highest live count since the last reset.
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::SeqCst)
+    }
+
+    /// Starts a new high-water mark from the live count.
+    pub fn reset_peak(&self) {
+        self.peak.store(self.live(), Ordering::SeqCst);
+    }
+
+    fn add(&self, size: usize) {
+        if size >= COUNTED_FROM {
+            let now = self.live.fetch_add(size as u64, Ordering::SeqCst) + size as u64;
+            if self.peak.fetch_max(now, Ordering::SeqCst) < now {
+                PEAK_CAUSE.store(size as u64, Ordering::SeqCst);
+            }
+        }
+    }
+
+    fn sub(&self, size: usize) {
+        if size >= COUNTED_FROM {
+            self.live.fetch_sub(size as u64, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Default for CountingAlloc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; only counters are kept.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            self.add(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            self.add(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        self.sub(layout.size());
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            // Old and new both live for a moment: count the new one first.
+            self.add(new_size);
+            self.sub(layout.size());
+        }
+        p
+    }
+}
+
+/// Waits (polling the status every millisecond, at most `limit`) until `done` holds.
+pub fn wait_until(
+    engine: &Engine,
+    limit: Duration,
+    done: impl Fn(&cuzk::engine::Status) -> bool,
+) -> bool {
+    let t = std::time::Instant::now();
+    while t.elapsed() < limit {
+        if done(&engine.status()) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+/// WinningPoSt latency on `node`, idle and under a full PoRep + SnapDeals backlog.
+pub struct WinningUnderLoad {
+    /// Median latency on the idle engine (sim ms).
+    pub idle_ms: f64,
+    /// Latencies with the backlog running (sim ms).
+    pub loaded_ms: Vec<f64>,
+    /// 1.5 x idle + one lower-class partition's `prove_start` on the lane, the longest one as
+    /// it really ran (sim ms).
+    pub bound_ms: f64,
+    /// CRITICAL waits for memory seen by the engine.
+    pub memory_waits: u64,
+}
+
+/// Measures [`WinningUnderLoad`]: parameters preloaded, `samples` WinningPoSt proofs alone,
+/// then a backlog of `backlog` PoRep and `backlog` SnapDeals jobs of `size` ("32g"), and
+/// `samples` WinningPoSt proofs submitted one after another (a random few ms apart, by
+/// `seed`) while it runs.
+pub fn winning_under_load(
+    node: Node,
+    size: &str,
+    backlog: usize,
+    samples: usize,
+    seed: u64,
+) -> WinningUnderLoad {
+    use rand::Rng;
+    let (porep, snap, winning) = (
+        format!("porep-{size}"),
+        format!("snap-{size}"),
+        format!("winning-{size}"),
+    );
+    let sim = Sim::open(node, &[&porep, &snap, &winning]);
+    let e = &sim.engine;
+    for name in [&winning, &porep, &snap] {
+        e.preload(sim.job(name).as_ref()).expect("preload");
+    }
+    let prove_ms = |e: &Engine| {
+        let t = std::time::Instant::now();
+        e.prove(sim.job(&winning)).expect("winning proof");
+        t.elapsed().as_secs_f64() * 1e3
+    };
+    let mut idle: Vec<f64> = (0..samples).map(|_| prove_ms(e)).collect();
+    idle.sort_by(f64::total_cmp);
+    let idle_ms = idle[idle.len() / 2];
+    let ids: Vec<_> = (0..backlog)
+        .flat_map(|_| [sim.job(&porep), sim.job(&snap)])
+        .map(|j| e.submit(j).expect("backlog submit"))
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut loaded_ms = Vec::new();
+    for _ in 0..samples {
+        sleep_ms(rng.gen_range(0.0..sim.circuit(&porep).times.synth_ms));
+        loaded_ms.push(prove_ms(e));
+    }
+    assert!(
+        e.status().classes.iter().any(|c| c.queued > 0),
+        "the backlog ran out before the last WinningPoSt"
+    );
+    for id in ids {
+        e.cancel(id).ok();
+        e.release(id).ok();
+    }
+    let longest_start = [&porep, &snap]
+        .iter()
+        .map(|n| sim.backend.longest_start_ms(sim.circuit(n)))
+        .fold(0.0, f64::max);
+    let memory_waits = e.status().critical_memory_waits;
+    e.close();
+    WinningUnderLoad {
+        idle_ms,
+        loaded_ms,
+        bound_ms: 1.5 * idle_ms + longest_start,
+        memory_waits,
+    }
+}
+
+/// Throughput of a PoRep + SnapDeals backlog on `node` against the bound of its busiest
+/// resource.
+pub struct Throughput {
+    /// Partitions proved per real hour (sim time converted back).
+    pub per_hour: f64,
+    /// What the busiest resource allows, per real hour.
+    pub bound_per_hour: f64,
+    /// per_hour / bound_per_hour.
+    pub util: f64,
+    /// Wall time of the run (sim ms).
+    pub wall_ms: f64,
+}
+
+/// Proves `jobs` PoRep and `jobs` SnapDeals jobs of `size` (parameters preloaded) and compares
+/// the rate with the busiest of: synthesis workers, the prover lanes, the finalizers.
+pub fn throughput(node: Node, size: &str, jobs: usize) -> Throughput {
+    let names = [format!("porep-{size}"), format!("snap-{size}")];
+    let sim = Sim::open(node, &[&names[0], &names[1]]);
+    let e = &sim.engine;
+    for n in &names {
+        e.preload(sim.job(n).as_ref()).expect("preload");
+    }
+    let t = std::time::Instant::now();
+    let ids: Vec<_> = (0..jobs)
+        .flat_map(|_| names.iter().map(|n| sim.job(n)))
+        .map(|j| e.submit(j).expect("submit"))
+        .collect();
+    for id in ids {
+        e.await_job(id, None).expect("proof");
+    }
+    let wall_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (mut synth, mut start, mut finish, mut partitions) = (0.0, 0.0, 0.0, 0usize);
+    for n in &names {
+        let c = sim.circuit(n);
+        let p = (c.figures.partitions * jobs) as f64;
+        partitions += c.figures.partitions * jobs;
+        synth += p * c.times.synth_ms;
+        start += p * c.times.start_ms;
+        finish += p * c.times.finish_ms;
+    }
+    let lanes = node.gpus.max(1) as f64;
+    let finalizers = lanes * (node.config().prover_workers as f64 / lanes).max(1.0);
+    let busiest_ms = (synth / node.synthesis_workers as f64)
+        .max(start / lanes)
+        .max(finish / finalizers);
+    let per_real_hour = |ms: f64| partitions as f64 / (ms / MS_PER_REAL_SECOND) * 3600.0;
+    e.close();
+    Throughput {
+        per_hour: per_real_hour(wall_ms),
+        bound_per_hour: per_real_hour(busiest_ms),
+        util: busiest_ms / wall_ms,
+        wall_ms,
+    }
+}
