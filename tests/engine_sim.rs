@@ -263,7 +263,7 @@ fn random_schedules_end_every_job_within_budget_and_leave_nothing_behind() {
     let seeds: u64 = std::env::var("CUZK_SIM_SEEDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(24);
+        .unwrap_or(16);
     for seed in 0..seeds {
         eprintln!("{}", run_schedule(seed));
     }

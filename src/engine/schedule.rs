@@ -240,6 +240,32 @@ fn step(
     })))
 }
 
+/// Whether CRITICAL work is about to reach the provers: a CRITICAL partition is being
+/// synthesized, or one is queued and can be picked right now (its parameters resident, a
+/// buffer set free, its memory available), so a synthesis worker takes it at once. The provers
+/// then start no lower-class partition: a WinningPoSt waits for at most the `prove_start`
+/// already running. A CRITICAL job that cannot be picked now (waiting for memory that lower
+/// partitions hold) does not hold the provers, so this can never deadlock.
+pub fn critical_coming(st: &State) -> bool {
+    if st.critical_synthesizing > 0 {
+        return true;
+    }
+    // Only the first CRITICAL job in order: `pick` reaches it before any other, with nothing
+    // reserved ahead of it, so these checks are exactly what its pick needs.
+    let first = st
+        .jobs
+        .iter()
+        .filter(|(_, j)| j.priority == Priority::Critical && j.live() && !j.queued.is_empty())
+        .min_by_key(|(id, _)| **id);
+    first.is_some_and(|(_, j)| {
+        !st.pool.is_empty()
+            && st.srs.contains_key(&j.srs_key)
+            && st
+                .budget
+                .fits(st.critical.get(&j.srs_key).copied().unwrap_or(0))
+    })
+}
+
 /// Why a job of `class` can never run (its parameters of `srs_bytes` plus `need` for one
 /// partition do not fit beside the pool and what is held back from its class), if so.
 pub fn never_fits(

@@ -124,9 +124,7 @@ pub struct State {
     /// lower classes leave that much memory and one buffer set free, and never evict these
     /// parameter sets.
     pub critical: HashMap<String, u64>,
-    /// CRITICAL partitions being synthesized: the provers start no lower-class partition
-    /// meanwhile (a synthesis always ends, so this cannot stall them for long), so a
-    /// WinningPoSt waits for at most the `prove_start` already running.
+    /// CRITICAL partitions being synthesized (see `schedule::critical_coming`).
     pub critical_synthesizing: usize,
     pub counters: Counters,
     /// Busy milliseconds per worker name.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use log::debug;
 
-use super::schedule::{pick, Pick, Picked};
+use super::schedule::{critical_coming, pick, Pick, Picked};
 use super::state::{Finishing, Resident, State, Synthesized};
 use super::workload::{Priority, Workload};
 use super::{EngineError, Inner};
@@ -231,8 +231,7 @@ pub fn prover_worker(inner: Arc<Inner>, name: String) {
                     return;
                 }
                 let next = st.prove_queue.first_key_value().map(|(k, _)| k.0);
-                let held_for_critical =
-                    st.critical_synthesizing > 0 && next != Some(Priority::Critical);
+                let held_for_critical = next != Some(Priority::Critical) && critical_coming(&st);
                 if let (Some(_), false) = (next, held_for_critical) {
                     let (key, s) = st.prove_queue.pop_first().expect("checked");
                     let kind = st.jobs.get(&key.1).map(|j| j.kind.clone());
