@@ -135,10 +135,6 @@ fn step(
     let held_back = reserved + if critical { 0 } else { st.critical_headroom() };
     let mut keep_own = keep.clone();
     keep_own.insert(srs_key.clone());
-    let free = |st: &State| {
-        (st.budget.limit + st.evictable(class, &keep_own))
-            .saturating_sub(st.budget.used + held_back)
-    };
     let shape = st.shapes.get(&srs_key).copied();
     let charge = shape.map_or(0, |s| partition_charge(&s, transient(&s)));
 
@@ -150,18 +146,10 @@ fn step(
         }
         let bytes = st.srs_sizes.get(&srs_key).copied();
         if let Some(b) = bytes {
-            if let Some(failure) = never_fits(st, class, &srs_key, b, charge) {
-                st.finish(id, Err(EngineError::TooLarge(failure)));
-                return Step::Failed;
+            let footprint = (b, charge);
+            if let Err(step) = admit(st, id, class, &srs_key, footprint, b, held_back, &keep_own) {
+                return step;
             }
-            if b > free(st) {
-                return Step::Blocked(b);
-            }
-            st.evict_for(b + held_back, class, &keep_own);
-            if !st.budget.fits(b + held_back) {
-                return Step::Waiting; // until the evicted sets are freed
-            }
-            st.budget.charge(b);
         } else if !st.srs_loading.is_empty() {
             // Size unknown: one such decode at a time, charged when measured.
             return Step::Waiting;
@@ -196,19 +184,19 @@ fn step(
     } else {
         (0, 0)
     };
-    if let Some(failure) = never_fits(st, class, &srs_key, srs_bytes, charge + growth) {
-        st.finish(id, Err(EngineError::TooLarge(failure)));
-        return Step::Failed;
-    }
     let need = charge + growth;
-    if need > free(st) {
-        return Step::Blocked(need);
+    if let Err(step) = admit(
+        st,
+        id,
+        class,
+        &srs_key,
+        (srs_bytes, need),
+        need,
+        held_back,
+        &keep_own,
+    ) {
+        return step;
     }
-    st.evict_for(need + held_back, class, &keep_own);
-    if !st.budget.fits(need + held_back) {
-        return Step::Waiting; // until the evicted sets are freed
-    }
-    st.budget.charge(need);
     st.pool_bytes += growth;
     let buffers = st.pool.swap_remove(slot);
     let resident = st.srs.get_mut(&srs_key).expect("checked resident");
@@ -238,6 +226,38 @@ fn step(
         grow_to,
         charged: charge,
     })))
+}
+
+/// Charges `bytes` for job `id`, whose parameters and one partition take `footprint`
+/// (set bytes, partition bytes): fails the job when that can never fit (`Step::Failed`), or
+/// reports what it waits for when `bytes` do not fit now beside `held_back` (`Blocked`), or
+/// while sets evicted for it are still being freed (`Waiting`). Sets in `keep` stay.
+#[allow(clippy::too_many_arguments)]
+fn admit(
+    st: &mut State,
+    id: JobId,
+    class: Priority,
+    srs_key: &str,
+    footprint: (u64, u64),
+    bytes: u64,
+    held_back: u64,
+    keep: &BTreeSet<String>,
+) -> Result<(), Step> {
+    if let Some(failure) = never_fits(st, class, srs_key, footprint.0, footprint.1) {
+        st.finish(id, Err(EngineError::TooLarge(failure)));
+        return Err(Step::Failed);
+    }
+    let free =
+        (st.budget.limit + st.evictable(class, keep)).saturating_sub(st.budget.used + held_back);
+    if bytes > free {
+        return Err(Step::Blocked(bytes));
+    }
+    st.evict_for(bytes + held_back, class, keep);
+    if !st.budget.fits(bytes + held_back) {
+        return Err(Step::Waiting); // until the evicted sets are freed
+    }
+    st.budget.charge(bytes);
+    Ok(())
 }
 
 /// Whether CRITICAL work is about to reach the provers: a CRITICAL partition is being
