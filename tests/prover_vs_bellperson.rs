@@ -124,12 +124,20 @@ fn srs_round_trips_through_the_params_file_format() {
     params.write(&mut bytes).unwrap();
     let srs = Srs::from_bytes(&bytes, "mem.params".as_ref()).unwrap();
     assert!(srs.to_parameters() == params, "decoded parameters differ");
+    // The points, and the prepared verifying key's tables (charged to the engine's budget).
     assert_eq!(
         srs.byte_size(),
         (params.vk.ic.len() + params.h.len() + params.l.len() + params.a.len() + params.b_g1.len())
             * 96
             + params.b_g2.len() * 192
+            + cuzk::groth16::srs::prepared_key_bytes(params.vk.ic.len())
     );
+    // The size hint read from the file's query lengths, without decoding, is the same figure.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), &bytes).unwrap();
+    let header = cuzk::groth16::srs::ParamsHeader::read(file.path()).unwrap();
+    assert_eq!(header.decoded_bytes(), srs.byte_size() as u64);
+    assert_eq!(header.circuit_shape(), srs.circuit_shape());
 }
 
 #[test]
