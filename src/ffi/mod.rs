@@ -11,6 +11,7 @@ pub mod memory;
 pub mod plan;
 pub mod status;
 pub mod types;
+pub mod vanilla;
 pub mod verify;
 
 pub use types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};

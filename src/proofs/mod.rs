@@ -13,6 +13,7 @@ pub mod registry;
 pub mod request;
 pub mod snap;
 pub mod testdata;
+pub mod vanilla;
 pub mod verify;
 pub mod workload;
 
