@@ -18,7 +18,18 @@ CUZK := $(TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine
 
-.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test link-test gpu-bundle bench
+.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test link-test gpu-bundle bench install
+
+# cgo finds cuzk through pkg-config (go/cuzk/link_*.go); `make go-lib` writes the .pc files for
+# the library cargo built here to go/lib. The Go targets below run with GO_ENV.
+GO_LIB := $(CURDIR)/go/lib
+GO_ENV := PKG_CONFIG_PATH=$(GO_LIB)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+# `make install`: lib/libcuzk.so.<version> (+ .so.<major>, .so links), lib/libcuzk.a,
+# include/cuzk.h, lib/pkgconfig/cuzk.pc and cuzk-static.pc under $(DESTDIR)$(PREFIX).
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 deps:
 	@scripts/install-deps.sh
@@ -34,7 +45,7 @@ fixtures: build
 
 ## The main job: every proof kind through the Go package, with a table and the engine status.
 demo: fixtures go-lib
-	cd go && go run ./cmd/cuzk-demo
+	cd go && $(GO_ENV) go run ./cmd/cuzk-demo
 
 ## Formatting and lints.
 lint: deps
@@ -45,38 +56,46 @@ lint: deps
 rust-test: deps
 	$(CARGO) test --release
 
-## The C smoke test against include/cuzk.h and the shared library; exported symbols check.
-c-test: fixtures
-	$(CC) -Wall -Wextra -Werror -std=c11 -Iinclude tests/c/smoke.c -L$(TARGET)/release -lcuzk \
-	  -Wl,-rpath,$(TARGET)/release -o $(TARGET)/release/cuzk-smoke
+## The C smoke test against include/cuzk.h, linked through pkg-config with the shared library
+## and with the static one; exported symbols and soname check.
+c-test: fixtures go-lib
+	$(CC) -Wall -Wextra -Werror -std=c11 tests/c/smoke.c $$($(GO_ENV) pkg-config --cflags --libs cuzk) \
+	  -o $(TARGET)/release/cuzk-smoke
 	$(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k
-	scripts/check-exports.sh $(TARGET)/release/libcuzk.so
+	$(CC) -Wall -Wextra -Werror -std=c11 tests/c/smoke.c $$($(GO_ENV) pkg-config --cflags --libs cuzk-static) \
+	  -o $(TARGET)/release/cuzk-smoke-static
+	$(TARGET)/release/cuzk-smoke-static $(CUZK_CACHE)/testdata-2k
+	scripts/check-exports.sh $(TARGET)/release/libcuzk.so $(GO_LIB)/libcuzk.a
 
 ## The C smoke test under valgrind: no definite leak, no memory error.
 leak-test: c-test
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
 	  --error-exitcode=3 $(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k
 
-## Links go/lib to the library cargo built last (shared by default; see go/cuzk/cgo.go for
-## static).
+## go/lib: libcuzk.so.N linked to the library cargo built last, the isolated libcuzk.a made
+## from cargo's, and cuzk.pc / cuzk-static.pc pointing there (see scripts/install-lib.sh).
 define link_go_lib
-	@mkdir -p go/lib
-	ln -sf $(TARGET)/release/libcuzk.so go/lib/libcuzk.so
-	ln -sf $(TARGET)/release/libcuzk.a go/lib/libcuzk.a
+	scripts/install-lib.sh --dev $(TARGET)/release $(GO_LIB) $(CURDIR)/include $(GO_LIB)
 endef
 go-lib: build
 	$(link_go_lib)
 
 go-test: fixtures go-lib
-	cd go && go vet ./... && GOEXPERIMENT=cgocheck2 go test -count=1 -timeout 30m ./...
+	cd go && $(GO_ENV) go vet ./... && $(GO_ENV) GOEXPERIMENT=cgocheck2 go test -count=1 -timeout 30m ./...
 
-## cuzk's shared library and another Rust static library with its own runtime and blst (a
-## stand-in for filecoin-ffi's libfilcrypto.a, which cannot be fetched here) in one Go binary.
-link-test: go-lib
-	$(CARGO) build --release --manifest-path tests/link/fakefilcrypto/Cargo.toml \
-	  --target-dir $(TARGET)/fakefilcrypto
-	cd go && CGO_LDFLAGS="-L$(TARGET)/fakefilcrypto/release" GOEXPERIMENT=cgocheck2 \
-	  go test -count=1 -tags linkcheck ./internal/linkcheck/
+## Installs the libraries, the header and the pkg-config files under $(DESTDIR)$(PREFIX).
+install: build
+	scripts/install-lib.sh $(TARGET)/release $(LIBDIR) $(INCLUDEDIR) $(PKGCONFIGDIR)
+
+## The two ways a node links cuzk beside the real filecoin-ffi (v1.36.1 built from source by
+## scripts/build-filecoin-ffi.sh, CPU only, without the FVM; cached): one Go test binary
+## (go/internal/linkcheck, its own module) with libfilcrypto.a and cuzk's shared library, then
+## with cuzk's static library; each must run filcrypto's Rust and blst code and cuzk's. Also
+## builds a consumer module against `make install`'s output and a copy of the Go module, as a
+## node would.
+LINK_DIR := $(TARGET)/link-test
+link-test: fixtures go-lib
+	scripts/link-test.sh "$(TARGET)" "$(LINK_DIR)"
 
 ## nvcc and libcuda (Debian's nvidia-cuda-toolkit) for builds with the `cuda` feature.
 cuda-deps: deps
@@ -121,7 +140,7 @@ emu-test: fixtures
 	@grep -q "^=== cuzk: $(EMU_BUNDLE)/cuzk-portable" "$(EMU_OUT)/gpu-check.log" || { echo "emu-test: gpu-check.sh did not run the bundle's cuzk-portable"; exit 1; }
 	$(CARGO) build --release --features gpu-emulator --lib
 	$(link_go_lib)
-	cd go && go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
+	cd go && $(GO_ENV) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
 	@grep -v '^\[' "$(EMU_OUT)/demo.log" | sed -n '1,8p'
 	@grep -q '"backend": "cuda:0,1"' "$(EMU_OUT)/demo.log" || { echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
 

@@ -1,8 +1,15 @@
-//! Build script: generates the C header `include/cuzk.h` from `src/ffi/` with cbindgen.
+//! Build script: generates the C header `include/cuzk.h` from `src/ffi/` with cbindgen, and
+//! gives the shared library its soname.
 //!
 //! The header is always written to `$OUT_DIR/cuzk.h`; outside CI it is also copied to
-//! `include/cuzk.h` so developers commit it. In CI (`CI` set) the committed copy is left alone
-//! and `tests/header.rs` fails if it differs from the generated one.
+//! `include/cuzk.h` and to `go/cuzk/cuzk.h` (the Go module's own copy, which cgo includes, so
+//! the module builds as a dependency without this repository around it) so developers commit
+//! them. In CI (`CI` set) the committed copies are left alone and `tests/header.rs` fails if
+//! either differs from the generated one.
+//!
+//! The cdylib is linked with `-soname libcuzk.so.<major>` (the crate's major version): programs
+//! linked against it record that name, and `make install` installs
+//! `libcuzk.so.<major>.<minor>.<patch>` with the `libcuzk.so.<major>` and `libcuzk.so` links.
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +42,12 @@ fn main() {
 
     if std::env::var_os("CI").is_none() {
         copy_if_changed(&generated, &crate_dir.join("include/cuzk.h"));
+        copy_if_changed(&generated, &crate_dir.join("go/cuzk/cuzk.h"));
+    }
+
+    let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("set by cargo");
+    if std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libcuzk.so.{major}");
     }
 
     if std::env::var_os("CARGO_FEATURE_CUDA").is_some() {
@@ -111,7 +124,8 @@ fn blst_uses_adx() -> bool {
 fn copy_if_changed(from: &Path, to: &Path) {
     let new = std::fs::read(from).expect("generated header is readable");
     if std::fs::read(to).ok().as_deref() != Some(new.as_slice()) {
-        std::fs::create_dir_all(to.parent().expect("has a parent")).expect("include/ is creatable");
-        std::fs::write(to, new).expect("include/cuzk.h is writable");
+        let dir = to.parent().expect("has a parent");
+        std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        std::fs::write(to, new).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
     }
 }

@@ -27,6 +27,13 @@ for tool in gcc make; do
   command -v "$tool" >/dev/null || { say "installing $tool"; apt_install build-essential; }
 done
 
+# pkg-config: cgo finds cuzk through cuzk.pc / cuzk-static.pc; binutils (ld, objcopy, ar,
+# readelf) make the isolated static library (scripts/install-lib.sh).
+command -v pkg-config >/dev/null || { say "installing pkg-config"; apt_install pkg-config; }
+for tool in ld objcopy ar readelf; do
+  command -v "$tool" >/dev/null || { say "installing $tool"; apt_install binutils; }
+done
+
 # valgrind for the leak test of the C ABI.
 command -v valgrind >/dev/null || { say "installing valgrind"; apt_install valgrind; }
 

@@ -2,14 +2,17 @@
 // submit proofs (PoRep C2, WinningPoSt, WindowPoSt partitions, SnapDeals), await them with a
 // context, cancel, read status, close.
 //
-// Linking: cgo links the shared library cargo builds (`make go-lib` links go/lib/libcuzk.so
-// to target/release/libcuzk.so and go/include to ../include). For a static build, link
-// go/lib/libcuzk.a instead with `CGO_LDFLAGS="-l:libcuzk.a -ldl -lm -lpthread"`.
+// Linking: the package includes its own copy of the C header (cuzk.h, kept identical to the
+// repository's include/cuzk.h by the build and a test) and finds the library through
+// pkg-config: package cuzk (link_shared.go: libcuzk.so.N, the default) or, with the build tag
+// cuzk_static, package cuzk-static (link_static.go: libcuzk.a, whose only global symbols are
+// cuzk_*, so it links beside filecoin-ffi's libfilcrypto.a). `make install PREFIX=...` installs
+// the libraries, the header and both .pc files; `make go-lib` writes .pc files for the cargo
+// build in this repository to go/lib (PKG_CONFIG_PATH=go/lib). See docs/linking.md.
 package cuzk
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: -L${SRCDIR}/../lib -lcuzk -Wl,-rpath,${SRCDIR}/../lib
+#cgo CPPFLAGS: -I${SRCDIR}
 #include <stdlib.h>
 #include "cuzk.h"
 */

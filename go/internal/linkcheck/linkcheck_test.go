@@ -1,24 +1,47 @@
-//go:build linkcheck
-
 package linkcheck_test
 
 import (
 	"bytes"
-	"encoding/hex"
+	"context"
 	"testing"
 
 	"github.com/cuzk-dev/cuzk/go/cuzk"
-	"github.com/cuzk-dev/cuzk/go/internal/linkcheck"
+	"github.com/cuzk-dev/cuzk/go/internal/testdata"
+	ffi "github.com/filecoin-project/filecoin-ffi"
+	"github.com/filecoin-project/go-state-types/abi"
 )
 
-// The binary links both libraries; both work in one process.
-func TestCuzkBesideAnotherRustStaticLibrary(t *testing.T) {
-	one, ok := linkcheck.G1Mul(1)
-	// The compressed BLS12-381 G1 generator.
-	gen, _ := hex.DecodeString("97f1d3a73197d7942695638c4fa9ac0fc3688c4f9774b905a14e3a3f171bac586c55e83ff97a1aeffb3af00adb22c6bb")
-	if !ok || !bytes.Equal(one, gen) {
-		t.Fatalf("stand-in library: 1·G1 = %x", one)
+// filecoin-ffi's -Wl,-unresolved-symbols=ignore-all links a binary even when a symbol is
+// missing, so the tests call into both libraries: Rust code and blst of each.
+
+// filcrypto's Rust code and its blst: a BLS signature verifies, a tampered one does not.
+func TestFilcryptoRuns(t *testing.T) {
+	v, err := ffi.GetSealVersion(abi.RegisteredSealProof_StackedDrg2KiBV1_1)
+	if err != nil || v == "" {
+		t.Fatalf("GetSealVersion: %q %v", v, err)
 	}
+	var seed ffi.PrivateKeyGenSeed
+	seed[0] = 7
+	key := ffi.PrivateKeyGenerateWithSeed(seed)
+	pub := ffi.PrivateKeyPublicKey(key)
+	msg := []byte("cuzk link check")
+	sig := ffi.PrivateKeySign(key, msg)
+	if sig == nil || pub == nil {
+		t.Fatal("filcrypto returned no signature or public key")
+	}
+	if !ffi.Verify(sig, []ffi.Digest{ffi.Hash(msg)}, []ffi.PublicKey{*pub}) {
+		t.Fatal("filcrypto: a valid BLS signature does not verify")
+	}
+	if ffi.Verify(sig, []ffi.Digest{ffi.Hash([]byte("something else"))}, []ffi.PublicKey{*pub}) {
+		t.Fatal("filcrypto: a signature verifies for another message")
+	}
+	t.Logf("filcrypto: seal version %s, BLS sign/verify ok", v)
+}
+
+// cuzk's Rust code and its blst: an engine proves a 2 KiB WinningPoSt (the engine verifies each
+// proof with its own blst before returning it).
+func TestCuzkRuns(t *testing.T) {
+	d := testdata.Load(t)
 	e, err := cuzk.Open(cuzk.Config{TOML: "synthesis_workers = 1\nbackend = \"cpu\""})
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +49,17 @@ func TestCuzkBesideAnotherRustStaticLibrary(t *testing.T) {
 	defer e.Close()
 	sum, err := e.Summary()
 	if err != nil || sum.Backend != "cpu" {
-		t.Fatalf("cuzk in the same binary: %+v %v", sum, err)
+		t.Fatalf("Summary: %+v %v", sum, err)
 	}
+	w := d.Winning
+	proof, err := e.Prove(context.Background(), cuzk.WinningPoStRequest{
+		Registered: w.Registered, Randomness: testdata.Hex(t, w.Randomness), Miner: d.MinerID, Vanilla: d.Files(t, w.VanillaFiles),
+	})
+	if err != nil || len(proof) != 192 {
+		t.Fatalf("cuzk WinningPoSt: %d bytes, %v", len(proof), err)
+	}
+	if bytes.Equal(proof, make([]byte, 192)) {
+		t.Fatal("cuzk WinningPoSt: an all-zero proof")
+	}
+	t.Logf("cuzk: backend %s, WinningPoSt proof %x...", sum.Backend, proof[:8])
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Installs what a program needs to link cuzk, from a cargo release directory:
+#
+#   <libdir>/libcuzk.so.<major>.<minor>.<patch>   the shared library (soname libcuzk.so.<major>)
+#   <libdir>/libcuzk.so.<major>, libcuzk.so       links to it
+#   <libdir>/libcuzk.a                            the static library, isolated (see below)
+#   <includedir>/cuzk.h
+#   <pcdir>/cuzk.pc, cuzk-static.pc               pkg-config files (cgo: `#cgo pkg-config: cuzk`)
+#
+#   scripts/install-lib.sh [--dev] <cargo release dir> <libdir> <includedir> <pcdir>
+#
+# --dev (`make go-lib`): the in-repository flow. The shared library is a link to the one cargo
+# built, and the header is not copied (<includedir> is the repository's include/).
+# DESTDIR, if set, is prepended to every path written but not to the paths inside the .pc files.
+#
+# The static library: cargo's libcuzk.a defines, besides cuzk_*, every symbol of the Rust
+# runtime and of blst it carries; filecoin-ffi's libfilcrypto.a defines the same names (from
+# its own, possibly different, versions), and a program linking both would get one copy of each,
+# chosen silently by link order. So the installed libcuzk.a is cargo's archive linked into one
+# relocatable object (ld -r) in which every symbol but cuzk_* is made local (objcopy), the way
+# the shared library hides them: it links beside libfilcrypto.a with no symbol in common, each
+# library using its own runtime and blst. (The LLVM bitcode sections rustc embeds are dropped:
+# they only serve cross-language LTO, and an older LLVM's binutils plugin cannot read them.)
+set -euo pipefail
+dev=0
+if [ "${1:-}" = "--dev" ]; then dev=1; shift; fi
+[ $# -eq 4 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
+release="$1" libdir="$2" includedir="$3" pcdir="$4"
+cd "$(dirname "$0")/.."
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
+major="${version%%.*}"
+# `cargo rustc --release --lib --crate-type staticlib -- --print native-static-libs` on
+# x86_64-unknown-linux-gnu (the C libraries the Rust runtime needs when linked statically).
+native_static_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
+dest="${DESTDIR:-}"
+say() { echo "install-lib: $*" >&2; }
+
+for f in libcuzk.so libcuzk.a; do
+  [ -f "$release/$f" ] || { say "no $release/$f: run cargo build --release first"; exit 1; }
+done
+soname="$(readelf -d "$release/libcuzk.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+[ "$soname" = "libcuzk.so.$major" ] || { say "$release/libcuzk.so has soname '$soname', not libcuzk.so.$major"; exit 1; }
+
+mkdir -p "$dest$libdir" "$dest$pcdir"
+if [ "$dev" = 1 ]; then
+  ln -sfn "$(cd "$release" && pwd)/libcuzk.so" "$dest$libdir/libcuzk.so.$major"
+else
+  mkdir -p "$dest$includedir"
+  install -m 0755 "$release/libcuzk.so" "$dest$libdir/libcuzk.so.$version"
+  ln -sfn "libcuzk.so.$version" "$dest$libdir/libcuzk.so.$major"
+  install -m 0644 include/cuzk.h "$dest$includedir/cuzk.h"
+fi
+ln -sfn "libcuzk.so.$major" "$dest$libdir/libcuzk.so"
+
+# The isolated static library, rebuilt only when cargo's archive changed.
+archive="$dest$libdir/libcuzk.a"
+if [ -L "$archive" ] || [ ! -f "$archive" ] || [ "$release/libcuzk.a" -nt "$archive" ]; then
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  ld -r --whole-archive "$release/libcuzk.a" -o "$tmp/all.o"
+  objcopy --wildcard --keep-global-symbol='cuzk_*' \
+    --remove-section=.llvmbc --remove-section=.llvmcmd "$tmp/all.o" "$tmp/cuzk.o"
+  rm -f "$tmp/libcuzk.a"
+  ar rcs "$tmp/libcuzk.a" "$tmp/cuzk.o"
+  rm -f "$archive"
+  install -m 0644 "$tmp/libcuzk.a" "$archive"
+  say "$archive: $(du -h "$archive" | cut -f1), only cuzk_* global"
+fi
+
+pc() { # name description libs
+  cat >"$dest$pcdir/$1.pc" <<PC
+libdir=$libdir
+includedir=$includedir
+
+Name: $1
+Description: $2
+Version: $version
+Libs: $3
+Cflags: -I\${includedir}
+PC
+}
+pc cuzk "cuzk, an embedded Groth16 prover for Filecoin (shared library)" \
+  "-L\${libdir} -lcuzk -Wl,-rpath,\${libdir}"
+pc cuzk-static "cuzk, an embedded Groth16 prover for Filecoin (static library)" \
+  "\${libdir}/libcuzk.a $native_static_libs"
+say "$dest$libdir: libcuzk.so.$major$([ "$dev" = 1 ] || echo ", libcuzk.so.$version"), libcuzk.a; $dest$pcdir: cuzk.pc, cuzk-static.pc"
