@@ -19,7 +19,7 @@
 #define CUZK_REGISTERED_FROM_C1 UINT64_MAX
 
 // Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-#define CUZK_ABI_VERSION 3
+#define CUZK_ABI_VERSION 4
 
 // Length of `CuzkStatus.backend`, including the terminating NUL.
 #define CUZK_BACKEND_NAME_LEN 32
@@ -51,6 +51,9 @@ enum CuzkCode
   CUZK_CODE_TOO_LARGE = 8,
   // A panic was caught at the boundary (a bug in cuzk; the process is still sound).
   CUZK_CODE_PANIC = 9,
+  // WindowPoSt vanilla proofs of some sectors do not verify: nothing was proved. The message
+  // starts with `faulty sectors [n, m, ...]` (the sector numbers, for the node to declare).
+  CUZK_CODE_FAULTY_SECTORS = 10,
 };
 #ifndef __cplusplus
 typedef int32_t CuzkCode;
@@ -61,6 +64,15 @@ typedef int32_t CuzkCode;
 // with `cuzk_engine_close` on it.
 typedef struct CuzkEngine CuzkEngine;
 
+// A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null
+// only when `len` is 0.
+typedef struct CuzkSlice {
+  // First byte.
+  const uint8_t *ptr;
+  // Number of bytes.
+  size_t len;
+} CuzkSlice;
+
 // An owned byte buffer returned by cuzk; release it with `cuzk_bytes_free`.
 typedef struct CuzkBytes {
   // First byte (null when empty).
@@ -68,6 +80,20 @@ typedef struct CuzkBytes {
   // Number of bytes.
   size_t len;
 } CuzkBytes;
+
+// One aggregated sector's public values (filecoin-ffi's `AggregationInputs`).
+typedef struct CuzkAggregationInput {
+  // Sector number.
+  uint64_t sector_number;
+  // Replica commitment (32 bytes).
+  struct CuzkSlice comm_r;
+  // Data commitment (32 bytes).
+  struct CuzkSlice comm_d;
+  // Sealing ticket (32 bytes).
+  struct CuzkSlice ticket;
+  // Interactive seed (32 bytes).
+  struct CuzkSlice seed;
+} CuzkAggregationInput;
 
 // Where a job's time went, in milliseconds (summed over partitions).
 typedef struct CuzkTimings {
@@ -124,26 +150,90 @@ typedef struct CuzkStatus {
   uint64_t jobs_held;
 } CuzkStatus;
 
-// A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null
-// only when `len` is 0.
-typedef struct CuzkSlice {
-  // First byte.
-  const uint8_t *ptr;
-  // Number of bytes.
+// An owned list of u64 returned by cuzk; release it with `cuzk_u64s_free`.
+typedef struct CuzkU64s {
+  // First element (null when empty).
+  uint64_t *ptr;
+  // Number of elements.
   size_t len;
-} CuzkSlice;
+} CuzkU64s;
+
+// Per-sector PoSt challenges returned by `cuzk_fallback_sector_challenges`; release with
+// `cuzk_sector_challenges_free`. Sector `sectors.ptr[i]`'s challenges are
+// `challenges.ptr[i * per_sector .. (i + 1) * per_sector]`.
+typedef struct CuzkSectorChallenges {
+  // Sector numbers, ascending, each once.
+  struct CuzkU64s sectors;
+  // Every sector's challenges, flattened in sector order.
+  struct CuzkU64s challenges;
+  // Challenges per sector (the proof type's challenge count).
+  size_t per_sector;
+} CuzkSectorChallenges;
+
+// An owned list of byte buffers returned by cuzk; release it with `cuzk_bytes_list_free`.
+typedef struct CuzkBytesList {
+  // First buffer (null when empty).
+  struct CuzkBytes *ptr;
+  // Number of buffers.
+  size_t len;
+} CuzkBytesList;
 
 // A challenged sector for PoSt verification.
 typedef struct CuzkSectorInfo {
+  // `abi.RegisteredPoStProof` number the sector is checked with (filecoin-ffi: the
+  // sector's seal proof's WinningPoSt type, or for WindowPoSt the first proof's type).
+  uint64_t registered_proof;
   // Sector number.
   uint64_t sector_number;
   // Replica commitment (32 bytes).
   struct CuzkSlice comm_r;
 } CuzkSectorInfo;
 
+// A PoSt proof with its type, as in go-state-types' `proof.PoStProof`.
+typedef struct CuzkPoStProof {
+  // `abi.RegisteredPoStProof` number.
+  uint64_t registered_proof;
+  // Proof bytes.
+  struct CuzkSlice proof;
+} CuzkPoStProof;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Aggregates `n` seal proofs (each the circuit proofs of one sector's C2, e.g. from
+// `cuzk_prove_porep_circuit_proofs`) with their sectors' `comm_rs` and `seeds` (32 bytes
+// each, same order) into one SnarkPack proof. `registered_proof` is the
+// `abi.RegisteredSealProof`, `aggregation` the `abi.RegisteredAggregationProof` number (0
+// SnarkPackV1, 1 SnarkPackV2). Reads the inner-product SRS from the parameter cache. On
+// success `*proof_out` owns the aggregate (free with `cuzk_bytes_free`).
+//
+// # Safety
+// Arrays valid for `n` entries, their slices for their lengths; `proof_out` writable; `err`
+// null or writable.
+CuzkCode cuzk_aggregate_seal_proofs(uint64_t registered_proof,
+                                    uint64_t aggregation,
+                                    const struct CuzkSlice *comm_rs,
+                                    const struct CuzkSlice *seeds,
+                                    const struct CuzkSlice *proofs,
+                                    size_t n,
+                                    struct CuzkBytes *proof_out,
+                                    char **err);
+
+// Verifies a SnarkPack aggregate of seal proofs over `n` sectors' public values, as
+// filecoin-ffi's `VerifyAggregateSeals`; `*valid` receives the verdict.
+//
+// # Safety
+// `inputs` valid for `n` entries, all slices for their lengths; `valid` writable; `err` null
+// or writable.
+CuzkCode cuzk_verify_aggregate_seal_proofs(uint64_t registered_proof,
+                                           uint64_t aggregation,
+                                           uint64_t miner_id,
+                                           struct CuzkSlice proof,
+                                           const struct CuzkAggregationInput *inputs,
+                                           size_t n,
+                                           bool *valid,
+                                           char **err);
 
 // Opens an engine. `config_toml` (nullable: defaults) is borrowed for the call; `CUZK_*`
 // environment variables override it. On success `*out` owns a handle to pass to
@@ -263,6 +353,33 @@ CuzkCode cuzk_prove_porep(const struct CuzkEngine *e,
                           uint64_t miner_id,
                           struct CuzkBytes *proof_out,
                           char **err);
+
+// Queues the circuit proofs of a PoRep C2 (filecoin-ffi's `SealCommitPhase2CircuitProofs`):
+// the partition proofs, made without a miner id, for `cuzk_aggregate_seal_proofs`. For a
+// non-interactive PoRep they are not aggregated. The registered proof comes from the C1
+// output; each partition is checked against the verifying key before the job completes.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_porep_circuit_proofs(const struct CuzkEngine *e,
+                                          const uint8_t *c1_json,
+                                          size_t c1_len,
+                                          uint64_t sector_number,
+                                          uint64_t *job_out,
+                                          char **err);
+
+// Proves the circuit proofs of a PoRep C2 and waits (null `e`: the default engine); see
+// `cuzk_submit_porep_circuit_proofs`. `*proof_out` owns the proofs (free with
+// `cuzk_bytes_free`).
+//
+// # Safety
+// As `cuzk_submit_porep_circuit_proofs`, with `proof_out` writable instead of `job_out`.
+CuzkCode cuzk_prove_porep_circuit_proofs(const struct CuzkEngine *e,
+                                         const uint8_t *c1_json,
+                                         size_t c1_len,
+                                         uint64_t sector_number,
+                                         struct CuzkBytes *proof_out,
+                                         char **err);
 
 // Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
 // `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
@@ -380,6 +497,40 @@ uint32_t cuzk_abi_version(void);
 // `filter` null or a NUL-terminated string.
 void cuzk_init_logging(const char *filter);
 
+// Aggregates `n` seal proofs (each the circuit proofs of one sector's C2, e.g. from
+// `cuzk_prove_porep_circuit_proofs`) with their sectors' `comm_rs` and `seeds` (32 bytes
+// each, same order) into one SnarkPack proof. `registered_proof` is the
+// `abi.RegisteredSealProof`, `aggregation` the `abi.RegisteredAggregationProof` number (0
+// SnarkPackV1, 1 SnarkPackV2). Reads the inner-product SRS from the parameter cache. On
+// success `*proof_out` owns the aggregate (free with `cuzk_bytes_free`).
+//
+// # Safety
+// Arrays valid for `n` entries, their slices for their lengths; `proof_out` writable; `err`
+// null or writable.
+CuzkCode cuzk_aggregate_seal_proofs(uint64_t registered_proof,
+                                    uint64_t aggregation,
+                                    const struct CuzkSlice *comm_rs,
+                                    const struct CuzkSlice *seeds,
+                                    const struct CuzkSlice *proofs,
+                                    size_t n,
+                                    struct CuzkBytes *proof_out,
+                                    char **err);
+
+// Verifies a SnarkPack aggregate of seal proofs over `n` sectors' public values, as
+// filecoin-ffi's `VerifyAggregateSeals`; `*valid` receives the verdict.
+//
+// # Safety
+// `inputs` valid for `n` entries, all slices for their lengths; `valid` writable; `err` null
+// or writable.
+CuzkCode cuzk_verify_aggregate_seal_proofs(uint64_t registered_proof,
+                                           uint64_t aggregation,
+                                           uint64_t miner_id,
+                                           struct CuzkSlice proof,
+                                           const struct CuzkAggregationInput *inputs,
+                                           size_t n,
+                                           bool *valid,
+                                           char **err);
+
 // Opens an engine. `config_toml` (nullable: defaults) is borrowed for the call; `CUZK_*`
 // environment variables override it. On success `*out` owns a handle to pass to
 // `cuzk_engine_close`. Parameters are read from `FIL_PROOFS_PARAMETER_CACHE`.
@@ -498,6 +649,33 @@ CuzkCode cuzk_prove_porep(const struct CuzkEngine *e,
                           uint64_t miner_id,
                           struct CuzkBytes *proof_out,
                           char **err);
+
+// Queues the circuit proofs of a PoRep C2 (filecoin-ffi's `SealCommitPhase2CircuitProofs`):
+// the partition proofs, made without a miner id, for `cuzk_aggregate_seal_proofs`. For a
+// non-interactive PoRep they are not aggregated. The registered proof comes from the C1
+// output; each partition is checked against the verifying key before the job completes.
+//
+// # Safety
+// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+CuzkCode cuzk_submit_porep_circuit_proofs(const struct CuzkEngine *e,
+                                          const uint8_t *c1_json,
+                                          size_t c1_len,
+                                          uint64_t sector_number,
+                                          uint64_t *job_out,
+                                          char **err);
+
+// Proves the circuit proofs of a PoRep C2 and waits (null `e`: the default engine); see
+// `cuzk_submit_porep_circuit_proofs`. `*proof_out` owns the proofs (free with
+// `cuzk_bytes_free`).
+//
+// # Safety
+// As `cuzk_submit_porep_circuit_proofs`, with `proof_out` writable instead of `job_out`.
+CuzkCode cuzk_prove_porep_circuit_proofs(const struct CuzkEngine *e,
+                                         const uint8_t *c1_json,
+                                         size_t c1_len,
+                                         uint64_t sector_number,
+                                         struct CuzkBytes *proof_out,
+                                         char **err);
 
 // Queues a WinningPoSt job (`registered_proof` 0-4). `randomness` (32 bytes) and the
 // `n_vanilla` vanilla proofs (bincode `FallbackPoStSectorProof`) are borrowed for the call.
@@ -618,6 +796,121 @@ void cuzk_bytes_free(struct CuzkBytes *b);
 // `request_json` a NUL-terminated string; `json_out` writable; `err` null or writable.
 CuzkCode cuzk_plan(const char *request_json, char **json_out, char **err);
 
+// filecoin-ffi's `GenerateWinningPoStSectorChallenge`: the indices (into the caller's sorted
+// eligible sectors, `0..eligible_sectors`) that a WinningPoSt (`registered_proof` 0-4)
+// challenges. `randomness` is 32 bytes. On success `*out` owns the indices (free with
+// `cuzk_u64s_free`).
+//
+// # Safety
+// `randomness` valid for its length; `out` writable; `err` null or writable.
+CuzkCode cuzk_winning_post_sector_challenge(uint64_t registered_proof,
+                                            struct CuzkSlice randomness,
+                                            uint64_t miner_id,
+                                            uint64_t eligible_sectors,
+                                            struct CuzkU64s *out,
+                                            char **err);
+
+// filecoin-ffi's `GeneratePoStFallbackSectorChallenges`: the leaf challenges of each of the
+// `n_sectors` sectors (WinningPoSt or WindowPoSt, `registered_proof` 0-14). A sector's
+// challenges depend on its position in `sector_ids`: pass them in proving order (ascending).
+// At most a deadline's sectors: the type's sectors per partition times 3000. On success
+// `*out` owns the result (free with `cuzk_sector_challenges_free`).
+//
+// # Safety
+// `sector_ids` points to `n_sectors` u64; `randomness` valid; `out` writable; `err` null or
+// writable.
+CuzkCode cuzk_fallback_sector_challenges(uint64_t registered_proof,
+                                         struct CuzkSlice randomness,
+                                         uint64_t miner_id,
+                                         const uint64_t *sector_ids,
+                                         size_t n_sectors,
+                                         struct CuzkSectorChallenges *out,
+                                         char **err);
+
+// filecoin-ffi's `GenerateSingleVanillaProof`: one sector's PoSt vanilla proof (bincode
+// `FallbackPoStSectorProof`) for `n_challenges` challenges, read from the sealed replica
+// `replica_path` and its cache directory `cache_dir` (UTF-8 paths). `registered_proof` is the
+// sector's `abi.RegisteredPoStProof`, `comm_r` 32 bytes. A sector whose files are missing,
+// unreadable or inconsistent with `comm_r` fails with `CUZK_PROOF_FAILED` (a faulty sector).
+// On success `*proof_out` owns the proof (free with `cuzk_bytes_free`).
+//
+// # Safety
+// Slices valid for their lengths; `challenges` points to `n_challenges` u64; `proof_out`
+// writable; `err` null or writable.
+CuzkCode cuzk_single_vanilla_proof(uint64_t registered_proof,
+                                   uint64_t sector_number,
+                                   struct CuzkSlice comm_r,
+                                   struct CuzkSlice cache_dir,
+                                   struct CuzkSlice replica_path,
+                                   const uint64_t *challenges,
+                                   size_t n_challenges,
+                                   struct CuzkBytes *proof_out,
+                                   char **err);
+
+// filecoin-ffi's `GenerateUpdateVanillaProofs`: a SnapDeals update's vanilla proofs, one per
+// partition (bincode `PartitionProof`), read from the updated replica and cache and the
+// original sealed replica (sector key) and cache. `registered_proof` 0-4; commitments 32
+// bytes each. On success `*proofs_out` owns the proofs (free with `cuzk_bytes_list_free`).
+//
+// # Safety
+// Slices valid for their lengths; `proofs_out` writable; `err` null or writable.
+CuzkCode cuzk_update_vanilla_proofs(uint64_t registered_proof,
+                                    struct CuzkSlice comm_r_old,
+                                    struct CuzkSlice comm_r_new,
+                                    struct CuzkSlice comm_d_new,
+                                    struct CuzkSlice new_replica_path,
+                                    struct CuzkSlice new_replica_cache_path,
+                                    struct CuzkSlice sector_key_path,
+                                    struct CuzkSlice sector_key_cache_path,
+                                    struct CuzkBytesList *proofs_out,
+                                    char **err);
+
+// filecoin-ffi's `GetNumPartitionForFallbackPost`: the partitions of a WindowPoSt
+// (`registered_proof` 5-14) over `num_sectors` sectors, written to `*partitions_out`.
+//
+// # Safety
+// `partitions_out` writable; `err` null or writable.
+CuzkCode cuzk_num_partitions_for_fallback_post(uint64_t registered_proof,
+                                               uint64_t num_sectors,
+                                               uint64_t *partitions_out,
+                                               char **err);
+
+// filecoin-ffi's `GetSealVersion`: the name of an `abi.RegisteredSealProof` (e.g.
+// "StackedDrg32GiBV1_1"). On success `*version_out` owns the string (free with
+// `cuzk_string_free`).
+//
+// # Safety
+// `version_out` writable; `err` null or writable.
+CuzkCode cuzk_seal_version(uint64_t registered_proof, char **version_out, char **err);
+
+// filecoin-ffi's `GetPoStVersion`: the proofs-api name of an `abi.RegisteredPoStProof` (on
+// chain WindowPoSt V1_1 is proofs-api "..V1_2", as in filecoin-ffi). `*version_out` as for
+// `cuzk_seal_version`.
+//
+// # Safety
+// `version_out` writable; `err` null or writable.
+CuzkCode cuzk_post_version(uint64_t registered_proof, char **version_out, char **err);
+
+// Frees a u64 list returned by cuzk and resets it to empty. Null is ignored.
+//
+// # Safety
+// `l` null or a list from cuzk, freed once.
+void cuzk_u64s_free(struct CuzkU64s *l);
+
+// Frees a list of byte buffers returned by cuzk (each buffer and the list) and resets it to
+// empty. Null is ignored.
+//
+// # Safety
+// `l` null or a list from cuzk, freed once (its buffers not freed separately).
+void cuzk_bytes_list_free(struct CuzkBytesList *l);
+
+// Frees challenges returned by `cuzk_fallback_sector_challenges` and resets them to empty.
+// Null is ignored.
+//
+// # Safety
+// `c` null or challenges from cuzk, freed once.
+void cuzk_sector_challenges_free(struct CuzkSectorChallenges *c);
+
 // Verifies a PoRep proof (`abi.RegisteredSealProof` number).
 //
 // # Safety
@@ -633,29 +926,31 @@ CuzkCode cuzk_verify_seal(uint64_t registered_proof,
                           bool *valid,
                           char **err);
 
-// Verifies a WinningPoSt proof over `n_sectors` challenged sectors.
+// Verifies a WinningPoSt as filecoin-ffi's `VerifyWinningPoSt`: the `n_proofs` proofs'
+// bytes concatenated, over `n_sectors` challenged sectors, each with its own proof type.
 //
 // # Safety
 // Pointers valid for their lengths; `valid` writable; `err` null or writable.
-CuzkCode cuzk_verify_winning_post(uint64_t registered_proof,
-                                  struct CuzkSlice randomness,
+CuzkCode cuzk_verify_winning_post(struct CuzkSlice randomness,
                                   uint64_t miner_id,
                                   const struct CuzkSectorInfo *sectors_ptr,
                                   size_t n_sectors,
-                                  struct CuzkSlice proof,
+                                  const struct CuzkPoStProof *proofs_ptr,
+                                  size_t n_proofs,
                                   bool *valid,
                                   char **err);
 
-// Verifies a WindowPoSt proof (partition proofs concatenated) over `n_sectors` sectors.
+// Verifies a WindowPoSt as filecoin-ffi's `VerifyWindowPoSt`: every proof entry goes to
+// filecoin-proofs-api, which accepts exactly one (the partition proofs concatenated).
 //
 // # Safety
 // Pointers valid for their lengths; `valid` writable; `err` null or writable.
-CuzkCode cuzk_verify_window_post(uint64_t registered_proof,
-                                 struct CuzkSlice randomness,
+CuzkCode cuzk_verify_window_post(struct CuzkSlice randomness,
                                  uint64_t miner_id,
                                  const struct CuzkSectorInfo *sectors_ptr,
                                  size_t n_sectors,
-                                 struct CuzkSlice proof,
+                                 const struct CuzkPoStProof *proofs_ptr,
+                                 size_t n_proofs,
                                  bool *valid,
                                  char **err);
 
@@ -684,6 +979,121 @@ CuzkCode cuzk_verify_update(uint64_t registered_proof,
 // `request_json` a NUL-terminated string; `json_out` writable; `err` null or writable.
 CuzkCode cuzk_plan(const char *request_json, char **json_out, char **err);
 
+// filecoin-ffi's `GenerateWinningPoStSectorChallenge`: the indices (into the caller's sorted
+// eligible sectors, `0..eligible_sectors`) that a WinningPoSt (`registered_proof` 0-4)
+// challenges. `randomness` is 32 bytes. On success `*out` owns the indices (free with
+// `cuzk_u64s_free`).
+//
+// # Safety
+// `randomness` valid for its length; `out` writable; `err` null or writable.
+CuzkCode cuzk_winning_post_sector_challenge(uint64_t registered_proof,
+                                            struct CuzkSlice randomness,
+                                            uint64_t miner_id,
+                                            uint64_t eligible_sectors,
+                                            struct CuzkU64s *out,
+                                            char **err);
+
+// filecoin-ffi's `GeneratePoStFallbackSectorChallenges`: the leaf challenges of each of the
+// `n_sectors` sectors (WinningPoSt or WindowPoSt, `registered_proof` 0-14). A sector's
+// challenges depend on its position in `sector_ids`: pass them in proving order (ascending).
+// At most a deadline's sectors: the type's sectors per partition times 3000. On success
+// `*out` owns the result (free with `cuzk_sector_challenges_free`).
+//
+// # Safety
+// `sector_ids` points to `n_sectors` u64; `randomness` valid; `out` writable; `err` null or
+// writable.
+CuzkCode cuzk_fallback_sector_challenges(uint64_t registered_proof,
+                                         struct CuzkSlice randomness,
+                                         uint64_t miner_id,
+                                         const uint64_t *sector_ids,
+                                         size_t n_sectors,
+                                         struct CuzkSectorChallenges *out,
+                                         char **err);
+
+// filecoin-ffi's `GenerateSingleVanillaProof`: one sector's PoSt vanilla proof (bincode
+// `FallbackPoStSectorProof`) for `n_challenges` challenges, read from the sealed replica
+// `replica_path` and its cache directory `cache_dir` (UTF-8 paths). `registered_proof` is the
+// sector's `abi.RegisteredPoStProof`, `comm_r` 32 bytes. A sector whose files are missing,
+// unreadable or inconsistent with `comm_r` fails with `CUZK_PROOF_FAILED` (a faulty sector).
+// On success `*proof_out` owns the proof (free with `cuzk_bytes_free`).
+//
+// # Safety
+// Slices valid for their lengths; `challenges` points to `n_challenges` u64; `proof_out`
+// writable; `err` null or writable.
+CuzkCode cuzk_single_vanilla_proof(uint64_t registered_proof,
+                                   uint64_t sector_number,
+                                   struct CuzkSlice comm_r,
+                                   struct CuzkSlice cache_dir,
+                                   struct CuzkSlice replica_path,
+                                   const uint64_t *challenges,
+                                   size_t n_challenges,
+                                   struct CuzkBytes *proof_out,
+                                   char **err);
+
+// filecoin-ffi's `GenerateUpdateVanillaProofs`: a SnapDeals update's vanilla proofs, one per
+// partition (bincode `PartitionProof`), read from the updated replica and cache and the
+// original sealed replica (sector key) and cache. `registered_proof` 0-4; commitments 32
+// bytes each. On success `*proofs_out` owns the proofs (free with `cuzk_bytes_list_free`).
+//
+// # Safety
+// Slices valid for their lengths; `proofs_out` writable; `err` null or writable.
+CuzkCode cuzk_update_vanilla_proofs(uint64_t registered_proof,
+                                    struct CuzkSlice comm_r_old,
+                                    struct CuzkSlice comm_r_new,
+                                    struct CuzkSlice comm_d_new,
+                                    struct CuzkSlice new_replica_path,
+                                    struct CuzkSlice new_replica_cache_path,
+                                    struct CuzkSlice sector_key_path,
+                                    struct CuzkSlice sector_key_cache_path,
+                                    struct CuzkBytesList *proofs_out,
+                                    char **err);
+
+// filecoin-ffi's `GetNumPartitionForFallbackPost`: the partitions of a WindowPoSt
+// (`registered_proof` 5-14) over `num_sectors` sectors, written to `*partitions_out`.
+//
+// # Safety
+// `partitions_out` writable; `err` null or writable.
+CuzkCode cuzk_num_partitions_for_fallback_post(uint64_t registered_proof,
+                                               uint64_t num_sectors,
+                                               uint64_t *partitions_out,
+                                               char **err);
+
+// filecoin-ffi's `GetSealVersion`: the name of an `abi.RegisteredSealProof` (e.g.
+// "StackedDrg32GiBV1_1"). On success `*version_out` owns the string (free with
+// `cuzk_string_free`).
+//
+// # Safety
+// `version_out` writable; `err` null or writable.
+CuzkCode cuzk_seal_version(uint64_t registered_proof, char **version_out, char **err);
+
+// filecoin-ffi's `GetPoStVersion`: the proofs-api name of an `abi.RegisteredPoStProof` (on
+// chain WindowPoSt V1_1 is proofs-api "..V1_2", as in filecoin-ffi). `*version_out` as for
+// `cuzk_seal_version`.
+//
+// # Safety
+// `version_out` writable; `err` null or writable.
+CuzkCode cuzk_post_version(uint64_t registered_proof, char **version_out, char **err);
+
+// Frees a u64 list returned by cuzk and resets it to empty. Null is ignored.
+//
+// # Safety
+// `l` null or a list from cuzk, freed once.
+void cuzk_u64s_free(struct CuzkU64s *l);
+
+// Frees a list of byte buffers returned by cuzk (each buffer and the list) and resets it to
+// empty. Null is ignored.
+//
+// # Safety
+// `l` null or a list from cuzk, freed once (its buffers not freed separately).
+void cuzk_bytes_list_free(struct CuzkBytesList *l);
+
+// Frees challenges returned by `cuzk_fallback_sector_challenges` and resets them to empty.
+// Null is ignored.
+//
+// # Safety
+// `c` null or challenges from cuzk, freed once.
+void cuzk_sector_challenges_free(struct CuzkSectorChallenges *c);
+
 // Verifies a PoRep proof (`abi.RegisteredSealProof` number).
 //
 // # Safety
@@ -699,29 +1109,31 @@ CuzkCode cuzk_verify_seal(uint64_t registered_proof,
                           bool *valid,
                           char **err);
 
-// Verifies a WinningPoSt proof over `n_sectors` challenged sectors.
+// Verifies a WinningPoSt as filecoin-ffi's `VerifyWinningPoSt`: the `n_proofs` proofs'
+// bytes concatenated, over `n_sectors` challenged sectors, each with its own proof type.
 //
 // # Safety
 // Pointers valid for their lengths; `valid` writable; `err` null or writable.
-CuzkCode cuzk_verify_winning_post(uint64_t registered_proof,
-                                  struct CuzkSlice randomness,
+CuzkCode cuzk_verify_winning_post(struct CuzkSlice randomness,
                                   uint64_t miner_id,
                                   const struct CuzkSectorInfo *sectors_ptr,
                                   size_t n_sectors,
-                                  struct CuzkSlice proof,
+                                  const struct CuzkPoStProof *proofs_ptr,
+                                  size_t n_proofs,
                                   bool *valid,
                                   char **err);
 
-// Verifies a WindowPoSt proof (partition proofs concatenated) over `n_sectors` sectors.
+// Verifies a WindowPoSt as filecoin-ffi's `VerifyWindowPoSt`: every proof entry goes to
+// filecoin-proofs-api, which accepts exactly one (the partition proofs concatenated).
 //
 // # Safety
 // Pointers valid for their lengths; `valid` writable; `err` null or writable.
-CuzkCode cuzk_verify_window_post(uint64_t registered_proof,
-                                 struct CuzkSlice randomness,
+CuzkCode cuzk_verify_window_post(struct CuzkSlice randomness,
                                  uint64_t miner_id,
                                  const struct CuzkSectorInfo *sectors_ptr,
                                  size_t n_sectors,
-                                 struct CuzkSlice proof,
+                                 const struct CuzkPoStProof *proofs_ptr,
+                                 size_t n_proofs,
                                  bool *valid,
                                  char **err);
 

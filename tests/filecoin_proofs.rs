@@ -37,6 +37,18 @@ impl PartitionVisitor for Bellperson<'_> {
     }
 }
 
+/// The interactive seed of a C1 output.
+fn circuit_seed(c1: &[u8]) -> Vec<u8> {
+    let c1: filecoin_proofs_api::seal::SealCommitPhase1Output = serde_json::from_slice(c1).unwrap();
+    c1.seed.to_vec()
+}
+
+/// The sealing ticket of a C1 output.
+fn circuit_ticket(c1: &[u8]) -> Vec<u8> {
+    let c1: filecoin_proofs_api::seal::SealCommitPhase1Output = serde_json::from_slice(c1).unwrap();
+    c1.ticket.to_vec()
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -61,6 +73,55 @@ fn every_kind_verifies_and_matches_bellperson_byte_for_byte() {
             request.verify(&ours).unwrap(),
             "{name}: filecoin-proofs rejects our proof"
         );
+        if name == "porep-v1_1" {
+            // An interactive C2's proof is its circuit proofs: the circuit-proofs request
+            // (no miner id) accepts it partition by partition, and refuses a tampered one.
+            let s = &fx.data.manifest.porep[0];
+            let c1 = fx.data.read(&s.c1_file).unwrap();
+            let circuit = PoRepRequest::circuit_proofs(&c1, s.sector).unwrap();
+            assert!(circuit.verify(&ours).unwrap(), "{name}: circuit proofs");
+            let mut tampered = ours.clone();
+            tampered[100] ^= 1;
+            assert!(!circuit.verify(&tampered).unwrap_or(false));
+            assert!(!circuit.verify(&ours[..191]).unwrap());
+            assert_eq!(circuit.finish(ours.clone()).unwrap(), ours);
+
+            // Two copies of the sector aggregated (SnarkPack V2) verify with filecoin-proofs;
+            // a tampered aggregate or another miner does not.
+            let comm_r = cuzk::proofs::testdata::unhex(&s.comm_r).unwrap();
+            let comm_d = cuzk::proofs::testdata::unhex(&s.comm_d).unwrap();
+            let aggregate = cuzk::proofs::aggregate::aggregate_seal_proofs(
+                s.registered,
+                1,
+                &[comm_r.clone(), comm_r.clone()],
+                &[circuit_seed(&c1), circuit_seed(&c1)],
+                &[ours.clone(), ours.clone()],
+            )
+            .unwrap();
+            let input = cuzk::proofs::aggregate::AggregationInput {
+                sector: s.sector,
+                comm_r,
+                comm_d,
+                ticket: circuit_ticket(&c1),
+                seed: circuit_seed(&c1),
+            };
+            let inputs = [input.clone(), input];
+            let miner = fx.data.manifest.miner_id;
+            let verify = |proof: &[u8], miner: u64| {
+                cuzk::proofs::aggregate::verify_aggregate_seal_proofs(
+                    s.registered,
+                    1,
+                    miner,
+                    proof,
+                    &inputs,
+                )
+            };
+            assert!(verify(&aggregate, miner).unwrap(), "{name}: aggregate");
+            assert!(!verify(&aggregate, miner + 1).unwrap_or(false));
+            let mut tampered = aggregate.clone();
+            tampered[aggregate.len() / 2] ^= 1;
+            assert!(!verify(&tampered, miner).unwrap_or(false));
+        }
 
         let key = request.circuit_kind().cache_key().unwrap();
         let mapped = read_cached_params(&cache::params_path(fx.srs.dir(), &key.id)).unwrap();
@@ -216,8 +277,14 @@ fn bad_inputs_are_typed_errors() {
         matches!(e, ProofError::UnknownRegisteredProof { value: 99, .. }),
         "{e}"
     );
-    let e = expect_err(PoRepRequest::parse(&c1, 15, 1, miner), "NI-PoRep");
-    assert!(matches!(e, ProofError::NotSupported(_)), "{e}");
+    let e = expect_err(
+        PoRepRequest::parse(&c1, 15, 1, miner),
+        "an interactive C1 as NI-PoRep",
+    );
+    assert!(
+        matches!(e, ProofError::RegisteredProofMismatch { .. }),
+        "{e}"
+    );
 
     let w = &d.manifest.winning;
     let randomness = cuzk::proofs::testdata::unhex(&w.randomness).unwrap();

@@ -136,6 +136,21 @@ func (e *Engine) SubmitPoRep(c1 []byte, registered uint64, sector, miner uint64)
 	return JobID(job), err
 }
 
+// SubmitPoRepCircuitProofs queues the circuit proofs of a PoRep C2 (filecoin-ffi's
+// SealCommitPhase2CircuitProofs): the partition proofs for aggregation, made without a miner
+// id (the registered proof comes from the C1 output; NI-PoRep proofs are not aggregated).
+func (e *Engine) SubmitPoRepCircuitProofs(c1 []byte, sector uint64) (JobID, error) {
+	var job C.uint64_t
+	err := e.with(func(h *C.CuzkEngine) error {
+		p, n := cBytes(c1)
+		defer C.free(unsafe.Pointer(p))
+		var msg *C.char
+		code := C.cuzk_submit_porep_circuit_proofs(h, p, n, C.uint64_t(sector), &job, &msg)
+		return takeError(code, msg)
+	})
+	return JobID(job), err
+}
+
 // SubmitWinningPoSt queues a WinningPoSt proof from vanilla proofs.
 func (e *Engine) SubmitWinningPoSt(registered uint64, randomness []byte, miner uint64, vanilla [][]byte) (JobID, error) {
 	var job C.uint64_t

@@ -33,16 +33,35 @@ func SealCommitPhase2(phase1Output []byte, sectorNum abi.SectorNumber, minerID a
 	})
 }
 
-// SealCommitPhase2CircuitProofs is SealCommitPhase2 for callers that aggregate: with
-// interactive PoRep the circuit proofs are the proof bytes.
+// SealCommitPhase2CircuitProofs proves the circuit (partition) proofs of a C2 without a miner
+// id, for AggregateSealProofs: interactive and NI-PoRep alike, never aggregated. Each partition
+// proof is checked against the verifying key before it is returned.
 func SealCommitPhase2CircuitProofs(phase1Output []byte, sectorNum abi.SectorNumber) ([]byte, error) {
-	return SealCommitPhase2(phase1Output, sectorNum, 0)
+	return prove(func(e *cuzk.Engine) (cuzk.JobID, error) {
+		return e.SubmitPoRepCircuitProofs(phase1Output, uint64(sectorNum))
+	})
+}
+
+// AggregateSealProofs aggregates seal proofs (SnarkPack) as filecoin-ffi does: one proof per
+// entry of aggregateInfo.Infos, whose SealedCID and InteractiveRandomness it uses.
+func AggregateSealProofs(aggregateInfo proof.AggregateSealVerifyProofAndInfos, proofs [][]byte) ([]byte, error) {
+	commRs := make([][]byte, len(aggregateInfo.Infos))
+	seeds := make([][]byte, len(aggregateInfo.Infos))
+	for i, info := range aggregateInfo.Infos {
+		commR, err := CIDToReplicaCommitment(info.SealedCID)
+		if err != nil {
+			return nil, err
+		}
+		commRs[i] = commR
+		seeds[i] = asByteArray32(info.InteractiveRandomness)
+	}
+	return cuzk.AggregateSealProofs(uint64(aggregateInfo.SealProof), uint64(aggregateInfo.AggregateProof), commRs, seeds, proofs)
 }
 
 // GenerateWinningPoStWithVanilla proves WinningPoSt from vanilla proofs.
 func GenerateWinningPoStWithVanilla(proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error) {
 	out, err := prove(func(e *cuzk.Engine) (cuzk.JobID, error) {
-		return e.SubmitWinningPoSt(uint64(proofType), randomness, uint64(minerID), proofs)
+		return e.SubmitWinningPoSt(uint64(proofType), asByteArray32(randomness), uint64(minerID), proofs)
 	})
 	if err != nil {
 		return nil, err
@@ -56,7 +75,7 @@ type PartitionProof proof.PoStProof
 // GenerateSinglePartitionWindowPoStWithVanilla proves one WindowPoSt partition.
 func GenerateSinglePartitionWindowPoStWithVanilla(proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partitionIndex uint) (*PartitionProof, error) {
 	out, err := prove(func(e *cuzk.Engine) (cuzk.JobID, error) {
-		return e.SubmitWindowPoSt(uint64(proofType), randomness, uint64(minerID), proofs, uint64(partitionIndex))
+		return e.SubmitWindowPoSt(uint64(proofType), asByteArray32(randomness), uint64(minerID), proofs, uint64(partitionIndex))
 	})
 	if err != nil {
 		return nil, err
@@ -71,7 +90,7 @@ func GenerateWindowPoStWithVanilla(proofType abi.RegisteredPoStProof, minerID ab
 	if err != nil {
 		return nil, err
 	}
-	out, err := e.ProveWindowPoStAll(uint64(proofType), randomness, uint64(minerID), proofs)
+	out, err := e.ProveWindowPoStAll(uint64(proofType), asByteArray32(randomness), uint64(minerID), proofs)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ type FallbackChallenges struct {
 // GenerateWinningPoStSectorChallenge returns which of eligibleSectorsLen sectors (indices
 // into the sorted eligible set) a WinningPoSt challenges.
 func GenerateWinningPoStSectorChallenge(proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, eligibleSectorsLen uint64) ([]uint64, error) {
-	return cuzk.WinningPoStSectorChallenge(uint64(proofType), randomness, uint64(minerID), eligibleSectorsLen)
+	return cuzk.WinningPoStSectorChallenge(uint64(proofType), asByteArray32(randomness), uint64(minerID), eligibleSectorsLen)
 }
 
 // GeneratePoStFallbackSectorChallenges returns the leaf challenges of each sector. A
@@ -96,7 +96,7 @@ func GeneratePoStFallbackSectorChallenges(proofType abi.RegisteredPoStProof, min
 	for i, s := range sectorIds {
 		ids[i] = uint64(s)
 	}
-	c, err := cuzk.FallbackSectorChallenges(uint64(proofType), randomness, uint64(minerID), ids)
+	c, err := cuzk.FallbackSectorChallenges(uint64(proofType), asByteArray32(randomness), uint64(minerID), ids)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func vanillaProofs(proofType abi.RegisteredPoStProof, minerID abi.ActorID, rando
 	for i, r := range replicas {
 		ids[i] = r.Sector
 	}
-	challenges, err := cuzk.FallbackSectorChallenges(uint64(proofType), randomness, uint64(minerID), ids)
+	challenges, err := cuzk.FallbackSectorChallenges(uint64(proofType), asByteArray32(randomness), uint64(minerID), ids)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -194,7 +194,13 @@ fn generate(kinds: &[String], dir: PathBuf, force: bool, seed: Option<u64>) -> a
          proofs made with them prove nothing. Use them for tests and devnets only."
     );
     let mut rng = rng(seed);
-    for kind in parse_kinds(kinds)? {
+    let kinds = parse_kinds(kinds)?;
+    if kinds.iter().any(|k| matches!(k, CircuitKind::Porep(_))) {
+        // PoRep aggregation (and NI-PoRep's C2) reads the inner-product SRS from the same cache.
+        let path = cuzk::proofs::aggregate::write_test_srs(&dir, &mut rng, force)?;
+        println!("aggregation SRS: {}", path.display());
+    }
+    for kind in kinds {
         let key = kind.cache_key()?;
         if !force && cache::is_cached(&dir, &key.id) {
             println!(

@@ -400,7 +400,7 @@ pub fn finalizer(inner: Arc<Inner>, name: String, lane: usize, serves: Serves) {
         }
         if let Some(bytes) = to_verify {
             let t = Instant::now();
-            let verdict = catch_unwind(AssertUnwindSafe(|| workload.verify(&bytes)))
+            let verdict = catch_unwind(AssertUnwindSafe(|| workload.finish(bytes)))
                 .unwrap_or_else(|p| Err(format!("verifier panicked: {}", panic_message(p))));
             let verify_ms = ms_since(t);
             let mut st = inner.lock();
@@ -409,7 +409,6 @@ pub fn finalizer(inner: Arc<Inner>, name: String, lane: usize, serves: Serves) {
                 job.timings.verify_ms = verify_ms;
             }
             let outcome = verdict
-                .map(|()| bytes)
                 .map_err(|e| EngineError::Failed(format!("{} self-check: {e}", workload.kind())));
             st.finish(id, outcome);
             st.partition_done(id, 0);

@@ -69,4 +69,11 @@ pub trait Workload: Send + Sync + 'static {
     fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String>;
     /// Checks the complete proof (partition proofs concatenated in order).
     fn verify(&self, proof: &[u8]) -> Result<(), String>;
+    /// Turns the partition proofs (concatenated in order) into the bytes delivered and checks
+    /// them; runs on the finalizer. The default delivers them as they are, once `verify`
+    /// accepts them; a workload whose result is derived from its partition proofs (e.g. an
+    /// aggregate) overrides it.
+    fn finish(&self, partition_proofs: Vec<u8>) -> Result<Vec<u8>, String> {
+        self.verify(&partition_proofs).map(|()| partition_proofs)
+    }
 }

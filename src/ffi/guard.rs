@@ -49,6 +49,7 @@ impl From<ProofError> for FfiError {
             | ProofError::Malformed { .. }
             | ProofError::RegisteredProofMismatch { .. }
             | ProofError::InvalidArgument(_) => CuzkCode::InvalidInput,
+            ProofError::FaultySectors(_) => CuzkCode::FaultySectors,
             _ => CuzkCode::ProofFailed,
         };
         Self::new(code, e.to_string())

@@ -12,6 +12,7 @@ use crate::engine::{JobId, Workload};
 use crate::proofs::porep::PoRepRequest;
 use crate::proofs::post::PostRequest;
 use crate::proofs::snap::SnapDealsRequest;
+use crate::proofs::verify::{verify_window_post, ChallengedSector};
 use crate::proofs::workload::FilecoinWorkload;
 use crate::proofs::ProofRequest;
 
@@ -83,6 +84,16 @@ impl Output {
     }
 
     fn deliver(self, e: &CuzkEngine, requests: Vec<ProofRequest>) -> Result<(), FfiError> {
+        self.deliver_checked(e, requests, |_| Ok(()))
+    }
+
+    /// As `deliver`; a proof (not a job id) must also pass `check` before it is handed out.
+    fn deliver_checked(
+        self,
+        e: &CuzkEngine,
+        requests: Vec<ProofRequest>,
+        check: impl FnOnce(&[u8]) -> Result<(), FfiError>,
+    ) -> Result<(), FfiError> {
         match self {
             Output::Job(p) => {
                 let [request]: [ProofRequest; 1] = requests
@@ -94,6 +105,7 @@ impl Output {
             }
             Output::Proof(p) => {
                 let proof = prove_all(e, requests)?;
+                check(&proof)?;
                 // SAFETY: checked non-null in `check`.
                 unsafe { *p = CuzkBytes::from_vec(proof) };
             }
@@ -108,7 +120,7 @@ unsafe fn porep(
     c1_len: usize,
     registered_proof: u64,
     sector_number: u64,
-    miner_id: u64,
+    miner_id: Option<u64>,
     out: Output,
 ) -> Result<(), FfiError> {
     let e = engine_or_default(e, &out)?;
@@ -117,10 +129,12 @@ unsafe fn porep(
     if c1.is_empty() {
         return Err(invalid("C1 output is empty"));
     }
-    let request = if registered_proof == CUZK_REGISTERED_FROM_C1 {
-        PoRepRequest::parse_any(c1, sector_number, miner_id)?
-    } else {
-        PoRepRequest::parse(c1, registered_proof, sector_number, miner_id)?
+    let request = match miner_id {
+        None => PoRepRequest::circuit_proofs(c1, sector_number)?,
+        Some(miner_id) if registered_proof == CUZK_REGISTERED_FROM_C1 => {
+            PoRepRequest::parse_any(c1, sector_number, miner_id)?
+        }
+        Some(miner_id) => PoRepRequest::parse(c1, registered_proof, sector_number, miner_id)?,
     };
     out.deliver(e, vec![ProofRequest::PoRep(request)])
 }
@@ -149,7 +163,35 @@ unsafe fn post(
             &vanilla,
         )?],
         Some(CUZK_ALL_PARTITIONS) => {
-            PostRequest::window_all_partitions(registered_proof, randomness, miner_id, &vanilla)?
+            let requests = PostRequest::window_all_partitions(
+                registered_proof,
+                randomness,
+                miner_id,
+                &vanilla,
+            )?;
+            // The merged proof is checked as a node's verifier checks it: over all sectors.
+            let sectors: Vec<ChallengedSector> = requests
+                .iter()
+                .flat_map(|r| r.sectors.iter())
+                .map(|(id, comm_r)| ChallengedSector {
+                    registered: registered_proof,
+                    number: u64::from(*id),
+                    comm_r: comm_r.to_vec(),
+                })
+                .collect();
+            let randomness = randomness.to_vec();
+            let requests = requests.into_iter().map(ProofRequest::Post).collect();
+            return out.deliver_checked(e, requests, move |proof| {
+                let entry = [(registered_proof, proof.to_vec())];
+                match verify_window_post(&randomness, miner_id, &sectors, &entry)? {
+                    true => Ok(()),
+                    false => Err(FfiError::new(
+                        CuzkCode::ProofFailed,
+                        "window self-check: the merged WindowPoSt proof does not verify over \
+                         all its sectors",
+                    )),
+                }
+            });
         }
         Some(k) => {
             let k = usize::try_from(k).map_err(|_| invalid("partition index too large"))?;
@@ -215,7 +257,7 @@ pub unsafe extern "C" fn cuzk_submit_porep(
             c1_len,
             registered_proof,
             sector_number,
-            miner_id,
+            Some(miner_id),
             out,
         )
     })
@@ -247,9 +289,54 @@ pub unsafe extern "C" fn cuzk_prove_porep(
             c1_len,
             registered_proof,
             sector_number,
-            miner_id,
+            Some(miner_id),
             out,
         )
+    })
+}
+
+/// Queues the circuit proofs of a PoRep C2 (filecoin-ffi's `SealCommitPhase2CircuitProofs`):
+/// the partition proofs, made without a miner id, for `cuzk_aggregate_seal_proofs`. For a
+/// non-interactive PoRep they are not aggregated. The registered proof comes from the C1
+/// output; each partition is checked against the verifying key before the job completes.
+///
+/// # Safety
+/// Pointers valid for their lengths; `job_out` writable; `err` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_submit_porep_circuit_proofs(
+    e: *const CuzkEngine,
+    c1_json: *const u8,
+    c1_len: usize,
+    sector_number: u64,
+    job_out: *mut u64,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        let out = Output::Job(job_out);
+        let reg = CUZK_REGISTERED_FROM_C1;
+        porep(e, c1_json, c1_len, reg, sector_number, None, out)
+    })
+}
+
+/// Proves the circuit proofs of a PoRep C2 and waits (null `e`: the default engine); see
+/// `cuzk_submit_porep_circuit_proofs`. `*proof_out` owns the proofs (free with
+/// `cuzk_bytes_free`).
+///
+/// # Safety
+/// As `cuzk_submit_porep_circuit_proofs`, with `proof_out` writable instead of `job_out`.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_prove_porep_circuit_proofs(
+    e: *const CuzkEngine,
+    c1_json: *const u8,
+    c1_len: usize,
+    sector_number: u64,
+    proof_out: *mut CuzkBytes,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        let out = Output::Proof(proof_out);
+        let reg = CUZK_REGISTERED_FROM_C1;
+        porep(e, c1_json, c1_len, reg, sector_number, None, out)
     })
 }
 

@@ -4,6 +4,7 @@
 //! [`CuzkCode`] and writes an owned message to its `err` out-parameter on failure; every owned
 //! output has one matching `*_free`; no panic crosses the boundary ([`guard::call`]).
 
+pub mod aggregate;
 pub mod engine;
 pub mod guard;
 pub mod jobs;
@@ -17,7 +18,7 @@ pub mod verify;
 pub use types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
 
 /// Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-pub const CUZK_ABI_VERSION: u32 = 3;
+pub const CUZK_ABI_VERSION: u32 = 4;
 
 /// Returns the C ABI version this library implements (compare with `CUZK_ABI_VERSION`).
 #[no_mangle]

@@ -25,6 +25,9 @@ pub enum CuzkCode {
     TooLarge = 8,
     /// A panic was caught at the boundary (a bug in cuzk; the process is still sound).
     Panic = 9,
+    /// WindowPoSt vanilla proofs of some sectors do not verify: nothing was proved. The message
+    /// starts with `faulty sectors [n, m, ...]` (the sector numbers, for the node to declare).
+    FaultySectors = 10,
 }
 
 /// A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null

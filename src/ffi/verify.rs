@@ -11,24 +11,57 @@ use crate::proofs::verify;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CuzkSectorInfo {
+    /// `abi.RegisteredPoStProof` number the sector is checked with (filecoin-ffi: the
+    /// sector's seal proof's WinningPoSt type, or for WindowPoSt the first proof's type).
+    pub registered_proof: u64,
     /// Sector number.
     pub sector_number: u64,
     /// Replica commitment (32 bytes).
     pub comm_r: CuzkSlice,
 }
 
+/// A PoSt proof with its type, as in go-state-types' `proof.PoStProof`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CuzkPoStProof {
+    /// `abi.RegisteredPoStProof` number.
+    pub registered_proof: u64,
+    /// Proof bytes.
+    pub proof: CuzkSlice,
+}
+
 unsafe fn slice<'a>(s: CuzkSlice, what: &str) -> Result<&'a [u8], FfiError> {
     bytes(s.ptr, s.len, what)
 }
 
-unsafe fn sectors(p: *const CuzkSectorInfo, n: usize) -> Result<Vec<(u64, Vec<u8>)>, FfiError> {
+unsafe fn sectors(
+    p: *const CuzkSectorInfo,
+    n: usize,
+) -> Result<Vec<verify::ChallengedSector>, FfiError> {
     if n == 0 {
         return Ok(Vec::new());
     }
     non_null(p, "sectors")?;
     std::slice::from_raw_parts(p, n)
         .iter()
-        .map(|s| Ok((s.sector_number, slice(s.comm_r, "comm_r")?.to_vec())))
+        .map(|s| {
+            Ok(verify::ChallengedSector {
+                registered: s.registered_proof,
+                number: s.sector_number,
+                comm_r: slice(s.comm_r, "comm_r")?.to_vec(),
+            })
+        })
+        .collect()
+}
+
+unsafe fn post_proofs(p: *const CuzkPoStProof, n: usize) -> Result<Vec<(u64, Vec<u8>)>, FfiError> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    non_null(p, "proofs")?;
+    std::slice::from_raw_parts(p, n)
+        .iter()
+        .map(|x| Ok((x.registered_proof, slice(x.proof, "proof")?.to_vec())))
         .collect()
 }
 
@@ -75,86 +108,95 @@ pub unsafe extern "C" fn cuzk_verify_seal(
     })
 }
 
+/// Which PoSt verifier to run.
+type PostVerifier = fn(
+    &[u8],
+    u64,
+    &[verify::ChallengedSector],
+    &[(u64, Vec<u8>)],
+) -> crate::proofs::ProofResult<bool>;
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn verify_post(
-    kind: verify::PostKind,
-    registered_proof: u64,
+    verifier: PostVerifier,
     randomness: CuzkSlice,
     miner_id: u64,
     sectors_ptr: *const CuzkSectorInfo,
     n_sectors: usize,
-    proof: CuzkSlice,
+    proofs_ptr: *const CuzkPoStProof,
+    n_proofs: usize,
     valid: *mut bool,
     err: *mut *mut c_char,
 ) -> CuzkCode {
     call(err, || {
         non_null(valid, "valid")?;
         let sectors = sectors(sectors_ptr, n_sectors)?;
+        let proofs = post_proofs(proofs_ptr, n_proofs)?;
         answer(
             valid,
-            verify::verify_post(
-                kind,
-                registered_proof,
+            verifier(
                 slice(randomness, "randomness")?,
                 miner_id,
                 &sectors,
-                slice(proof, "proof")?,
+                &proofs,
             ),
         )
     })
 }
 
-/// Verifies a WinningPoSt proof over `n_sectors` challenged sectors.
+/// Verifies a WinningPoSt as filecoin-ffi's `VerifyWinningPoSt`: the `n_proofs` proofs'
+/// bytes concatenated, over `n_sectors` challenged sectors, each with its own proof type.
 ///
 /// # Safety
 /// Pointers valid for their lengths; `valid` writable; `err` null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_verify_winning_post(
-    registered_proof: u64,
     randomness: CuzkSlice,
     miner_id: u64,
     sectors_ptr: *const CuzkSectorInfo,
     n_sectors: usize,
-    proof: CuzkSlice,
+    proofs_ptr: *const CuzkPoStProof,
+    n_proofs: usize,
     valid: *mut bool,
     err: *mut *mut c_char,
 ) -> CuzkCode {
     verify_post(
-        verify::PostKind::Winning,
-        registered_proof,
+        verify::verify_winning_post,
         randomness,
         miner_id,
         sectors_ptr,
         n_sectors,
-        proof,
+        proofs_ptr,
+        n_proofs,
         valid,
         err,
     )
 }
 
-/// Verifies a WindowPoSt proof (partition proofs concatenated) over `n_sectors` sectors.
+/// Verifies a WindowPoSt as filecoin-ffi's `VerifyWindowPoSt`: every proof entry goes to
+/// filecoin-proofs-api, which accepts exactly one (the partition proofs concatenated).
 ///
 /// # Safety
 /// Pointers valid for their lengths; `valid` writable; `err` null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_verify_window_post(
-    registered_proof: u64,
     randomness: CuzkSlice,
     miner_id: u64,
     sectors_ptr: *const CuzkSectorInfo,
     n_sectors: usize,
-    proof: CuzkSlice,
+    proofs_ptr: *const CuzkPoStProof,
+    n_proofs: usize,
     valid: *mut bool,
     err: *mut *mut c_char,
 ) -> CuzkCode {
     verify_post(
-        verify::PostKind::Window,
-        registered_proof,
+        verify::verify_window_post,
         randomness,
         miner_id,
         sectors_ptr,
         n_sectors,
-        proof,
+        proofs_ptr,
+        n_proofs,
         valid,
         err,
     )

@@ -52,6 +52,10 @@ pub enum ProofError {
         /// ", partition N" when one partition is known to be bad.
         partition: String,
     },
+    /// Vanilla proofs that storage-proofs' vanilla verifier rejects: the sectors are faulty
+    /// (filecoin-ffi's `FaultySectors`) and nothing was proved.
+    #[error("faulty sectors {0:?}: their vanilla proofs do not verify")]
+    FaultySectors(Vec<u64>),
     /// An error reported by filecoin-proofs while building circuits or verifying.
     #[error("filecoin-proofs: {0:#}")]
     Filecoin(anyhow::Error),

@@ -1,6 +1,7 @@
 //! Filecoin proof kinds mapped onto circuits: which circuit each registered proof uses, where
 //! its parameters live, how requests become per-partition circuits, and the blocking prover.
 
+pub mod aggregate;
 pub mod circuits;
 pub mod error;
 pub mod params;

@@ -1,5 +1,7 @@
 //! PoRep C2: the C1 output (`SealCommitPhase1Output` JSON) -> one StackedDrg circuit per partition,
-//! built exactly as filecoin-proofs' `seal_commit_phase2_circuit_proofs` builds them.
+//! built exactly as filecoin-proofs' `seal_commit_phase2_circuit_proofs` builds them; for
+//! non-interactive PoRep the partition proofs are then SnarkPack-aggregated, as its
+//! `seal_commit_phase2` does.
 
 use std::any::Any;
 
@@ -8,17 +10,30 @@ use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{as_safe_commitment, with_shape};
-use filecoin_proofs_api::seal::SealCommitPhase1Output;
-use filecoin_proofs_api::{RegisteredSealProof, SectorId};
+use filecoin_proofs_api::seal::{SealCommitPhase1Output, SealCommitPhase2Output};
+use filecoin_proofs_api::{RegisteredAggregationProof, RegisteredSealProof, SectorId};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
+use storage_proofs_core::multi_proof::MultiProof;
+use storage_proofs_porep::stacked::{self, ChallengeRequirements, StackedCompound, StackedDrg};
 
 use super::error::{ProofError, ProofResult};
-use super::registry::{self, prover_id};
+use super::registry::{self, is_non_interactive, prover_id};
 use super::request::PartitionVisitor;
 
 type VanillaPartitions<Tree> = Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>;
+
+/// What a PoRep C2 delivers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoRepOutput {
+    /// The proof a node submits (filecoin-ffi's `SealCommitPhase2`): the partition proofs, or
+    /// for non-interactive PoRep their SnarkPack aggregate. Checked with `verify_seal`.
+    Seal,
+    /// The partition proofs only (filecoin-ffi's `SealCommitPhase2CircuitProofs`, made
+    /// without a miner id, for aggregation). Checked partition by partition against the
+    /// verifying key with the public inputs of the C1 output.
+    CircuitProofs,
+}
 
 /// A parsed PoRep C2 request.
 pub struct PoRepRequest {
@@ -26,8 +41,9 @@ pub struct PoRepRequest {
     pub registered: RegisteredSealProof,
     /// Sector number.
     pub sector_id: SectorId,
-    /// Prover id derived from the miner id as filecoin-ffi does.
-    pub prover_id: [u8; 32],
+    /// Prover id derived from the miner id as filecoin-ffi does (None for circuit proofs,
+    /// which filecoin-ffi makes without one).
+    pub prover_id: Option<[u8; 32]>,
     /// Replica commitment.
     pub comm_r: [u8; 32],
     /// Data commitment.
@@ -40,6 +56,7 @@ pub struct PoRepRequest {
     /// `VanillaPartitions<Tree>` for the sector's tree shape.
     vanilla: Box<dyn Any + Send + Sync>,
     partitions: usize,
+    output: PoRepOutput,
 }
 
 fn typed_vanilla<Tree: 'static + MerkleTreeTrait>(
@@ -65,37 +82,31 @@ impl PoRepRequest {
         sector_number: u64,
         miner_id: u64,
     ) -> ProofResult<Self> {
-        Self::parse_inner(c1_json, Some(registered), sector_number, miner_id)
+        Self::parse_inner(c1_json, Some(registered), sector_number, Some(miner_id))
     }
 
     /// As [`PoRepRequest::parse`], taking the registered proof from the C1 output itself (what
     /// filecoin-ffi's `SealCommitPhase2` does).
     pub fn parse_any(c1_json: &[u8], sector_number: u64, miner_id: u64) -> ProofResult<Self> {
-        Self::parse_inner(c1_json, None, sector_number, miner_id)
+        Self::parse_inner(c1_json, None, sector_number, Some(miner_id))
+    }
+
+    /// The partition proofs of a C1 output, without a miner id (filecoin-ffi's
+    /// `SealCommitPhase2CircuitProofs`; the registered proof comes from the C1 output).
+    pub fn circuit_proofs(c1_json: &[u8], sector_number: u64) -> ProofResult<Self> {
+        Self::parse_inner(c1_json, None, sector_number, None)
     }
 
     fn parse_inner(
         c1_json: &[u8],
         registered: Option<u64>,
         sector_number: u64,
-        miner_id: u64,
+        miner_id: Option<u64>,
     ) -> ProofResult<Self> {
         let requested = registered.map(registry::seal_proof).transpose()?;
         let c1: SealCommitPhase1Output = serde_json::from_slice(c1_json)
             .map_err(|e| ProofError::malformed("C1 output JSON", e))?;
         let registered = requested.unwrap_or(c1.registered_proof);
-        if matches!(
-            registered,
-            RegisteredSealProof::StackedDrg2KiBV1_2_Feat_NonInteractivePoRep
-                | RegisteredSealProof::StackedDrg8MiBV1_2_Feat_NonInteractivePoRep
-                | RegisteredSealProof::StackedDrg512MiBV1_2_Feat_NonInteractivePoRep
-                | RegisteredSealProof::StackedDrg32GiBV1_2_Feat_NonInteractivePoRep
-                | RegisteredSealProof::StackedDrg64GiBV1_2_Feat_NonInteractivePoRep
-        ) {
-            return Err(ProofError::NotSupported(format!(
-                "non-interactive PoRep ({registered:?}) is not supported yet"
-            )));
-        }
         if c1.registered_proof != registered {
             return Err(ProofError::RegisteredProofMismatch {
                 requested: format!("{registered:?}"),
@@ -122,7 +133,7 @@ impl PoRepRequest {
         Ok(Self {
             registered,
             sector_id: SectorId::from(sector_number),
-            prover_id: prover_id(miner_id),
+            prover_id: miner_id.map(prover_id),
             comm_r: c1.comm_r,
             comm_d: c1.comm_d,
             seed: c1.seed,
@@ -130,7 +141,17 @@ impl PoRepRequest {
             replica_id: c1.replica_id.into(),
             vanilla,
             partitions,
+            output: if miner_id.is_some() {
+                PoRepOutput::Seal
+            } else {
+                PoRepOutput::CircuitProofs
+            },
         })
+    }
+
+    /// What this request delivers.
+    pub fn output(&self) -> PoRepOutput {
+        self.output
     }
 
     /// Number of partitions (10 at 32/64 GiB, 1 below).
@@ -148,20 +169,112 @@ impl PoRepRequest {
         with_shape!(size, partition_circuit, self, k, visitor)
     }
 
-    /// Verifies with filecoin-proofs-api's `verify_seal`.
-    pub fn verify(&self, proof: &[u8]) -> ProofResult<bool> {
-        filecoin_proofs_api::seal::verify_seal(
+    /// The bytes delivered for the partition proofs concatenated in order: themselves, or for
+    /// a non-interactive seal proof their SnarkPack (V2) aggregate, made with
+    /// filecoin-proofs-api's `aggregate_seal_commit_proofs` as its `seal_commit_phase2` does.
+    pub fn finish(&self, partition_proofs: Vec<u8>) -> ProofResult<Vec<u8>> {
+        if self.output == PoRepOutput::CircuitProofs || !is_non_interactive(self.registered) {
+            return Ok(partition_proofs);
+        }
+        filecoin_proofs_api::seal::aggregate_seal_commit_proofs(
             self.registered,
-            self.comm_r,
-            self.comm_d,
-            self.prover_id,
-            self.sector_id,
-            self.ticket,
-            self.seed,
-            proof,
+            RegisteredAggregationProof::SnarkPackV2,
+            &[self.comm_r],
+            &[self.seed],
+            &[SealCommitPhase2Output {
+                proof: partition_proofs,
+            }],
         )
         .map_err(ProofError::filecoin)
     }
+
+    /// Checks what [`PoRepRequest::finish`] delivered: a seal proof with filecoin-proofs-api's
+    /// `verify_seal`; circuit proofs with storage-proofs' `StackedCompound::verify` (the check
+    /// `verify_seal` makes once it has derived the replica id, which the C1 output carries).
+    pub fn verify(&self, proof: &[u8]) -> ProofResult<bool> {
+        match (self.output, self.prover_id) {
+            (PoRepOutput::Seal, Some(prover_id)) => filecoin_proofs_api::seal::verify_seal(
+                self.registered,
+                self.comm_r,
+                self.comm_d,
+                prover_id,
+                self.sector_id,
+                self.ticket,
+                self.seed,
+                proof,
+            )
+            .map_err(ProofError::filecoin),
+            _ => {
+                let size = u64::from(self.registered.sector_size());
+                with_shape!(size, verify_circuit_proofs, self, proof)
+            }
+        }
+    }
+}
+
+type Stacked<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
+
+/// The public inputs of a request's circuits.
+type StackedInputs<Tree> = stacked::PublicInputs<
+    <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain,
+    DefaultPieceDomain,
+>;
+/// The public parameters of a request's circuits.
+type StackedParams<Tree> =
+    compound_proof::PublicParams<'static, StackedDrg<'static, Tree, DefaultPieceHasher>>;
+
+/// The public inputs and public parameters of a request's circuits.
+fn public_setup<Tree: 'static + MerkleTreeTrait>(
+    req: &PoRepRequest,
+) -> ProofResult<(StackedInputs<Tree>, StackedParams<Tree>)> {
+    let config = req.registered.as_v1_config();
+    let comm_r = as_safe_commitment(&req.comm_r, "comm_r").map_err(ProofError::filecoin)?;
+    let comm_d = DefaultPieceDomain::try_from_bytes(&req.comm_d).map_err(ProofError::filecoin)?;
+    let public_inputs = stacked::PublicInputs {
+        replica_id: <Tree::Hasher as Hasher>::Domain::from(req.replica_id),
+        tau: Some(stacked::Tau { comm_d, comm_r }),
+        k: None,
+        seed: Some(req.seed),
+    };
+    let pp = <Stacked<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::setup(
+        &compound_proof::SetupParams {
+            vanilla_params: setup_params(&config).map_err(ProofError::filecoin)?,
+            partitions: Some(usize::from(config.partitions)),
+            priority: false,
+        },
+    )
+    .map_err(ProofError::filecoin)?;
+    Ok((public_inputs, pp))
+}
+
+fn verify_circuit_proofs<Tree: 'static + MerkleTreeTrait>(
+    req: &PoRepRequest,
+    proof: &[u8],
+) -> ProofResult<bool> {
+    let expected = req.partitions * crate::groth16::PROOF_BYTES;
+    if proof.len() != expected {
+        return Ok(false);
+    }
+    let config = req.registered.as_v1_config();
+    let (public_inputs, pp) = public_setup::<Tree>(req)?;
+    let vk = <Stacked<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::verifying_key::<rand::rngs::OsRng>(
+        None,
+        &pp.vanilla_params,
+    )
+    .map_err(|e| ProofError::MissingParameters(format!("{e:#}")))?;
+    let pvk = bellperson::groth16::prepare_verifying_key(&vk);
+    let Ok(multi) = MultiProof::new_from_reader(Some(req.partitions), proof, &pvk) else {
+        return Ok(false);
+    };
+    <Stacked<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::verify(
+        &pp,
+        &public_inputs,
+        &multi,
+        &ChallengeRequirements {
+            minimum_challenges: config.minimum_challenges(),
+        },
+    )
+    .map_err(ProofError::filecoin)
 }
 
 fn partition_circuit<Tree: 'static + MerkleTreeTrait>(
@@ -175,25 +288,7 @@ fn partition_circuit<Tree: 'static + MerkleTreeTrait>(
         .ok_or_else(|| {
             ProofError::InvalidArgument("vanilla proofs of another sector shape".into())
         })?;
-    let config = req.registered.as_v1_config();
-    let comm_r = as_safe_commitment(&req.comm_r, "comm_r").map_err(ProofError::filecoin)?;
-    let comm_d = DefaultPieceDomain::try_from_bytes(&req.comm_d).map_err(ProofError::filecoin)?;
-    let replica_id = <Tree::Hasher as Hasher>::Domain::from(req.replica_id);
-    let public_inputs = stacked::PublicInputs {
-        replica_id,
-        tau: Some(stacked::Tau { comm_d, comm_r }),
-        k: None,
-        seed: Some(req.seed),
-    };
-    let pp = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
-        _,
-    >>::setup(&compound_proof::SetupParams {
-        vanilla_params: setup_params(&config).map_err(ProofError::filecoin)?,
-        partitions: Some(usize::from(config.partitions)),
-        priority: false,
-    })
-    .map_err(ProofError::filecoin)?;
+    let (public_inputs, pp) = public_setup::<Tree>(req)?;
     if let Some(visitor) = visitor {
         let circuit =
             <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<

@@ -13,8 +13,10 @@ use filecoin_proofs::{
     FallbackPoStSectorProof, PoStType,
 };
 use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof, SectorId};
+use storage_proofs_core::api_version::ApiVersion;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
 use super::circuits::CircuitKind;
@@ -93,11 +95,21 @@ impl PostRequest {
             ));
         }
         let per_partition = registered.as_v1_config().sector_count;
-        vanilla_proofs
-            .chunks(per_partition)
-            .enumerate()
-            .map(|(k, chunk)| Self::window(abi, randomness, miner_id, chunk, k))
-            .collect()
+        let mut requests = Vec::new();
+        let mut faulty = Vec::new();
+        for (k, chunk) in vanilla_proofs.chunks(per_partition).enumerate() {
+            match Self::window(abi, randomness, miner_id, chunk, k) {
+                Ok(request) => requests.push(request),
+                // Every partition is checked, so the node learns all its faulty sectors at once.
+                Err(ProofError::FaultySectors(sectors)) => faulty.extend(sectors),
+                Err(e) => return Err(e),
+            }
+        }
+        if faulty.is_empty() {
+            Ok(requests)
+        } else {
+            Err(ProofError::FaultySectors(faulty))
+        }
     }
 
     /// WinningPoSt: `registered` abi number 0-4, 32-byte randomness, miner id, vanilla proofs.
@@ -164,14 +176,21 @@ impl PostRequest {
         }
         let size = u64::from(registered.sector_size());
         let (vanilla, sectors) = with_shape!(size, decode, vanilla_proofs)?;
-        Ok(Self {
+        let request = Self {
             registered,
             randomness,
             prover_id: prover_id(miner_id),
             partition_index,
             sectors,
             vanilla,
-        })
+        };
+        if request.partition_index.is_some() {
+            let faulty = with_shape!(size, faulty_sectors, &request)?;
+            if !faulty.is_empty() {
+                return Err(ProofError::FaultySectors(faulty));
+            }
+        }
+        Ok(request)
     }
 
     /// The parameter set used.
@@ -216,9 +235,17 @@ impl PostRequest {
     /// Verifies with filecoin-proofs-api's `verify_winning_post` / `verify_window_post`.
     ///
     /// A WindowPoSt partition proof is checked as filecoin-proofs checks a one-partition
-    /// WindowPoSt over exactly these sectors (challenges in PoSt V1_2 do not depend on the
-    /// partition index).
+    /// WindowPoSt over exactly these sectors where that is the same check: the first partition,
+    /// or any partition of PoSt V1_2, whose challenges do not depend on the partition index.
+    /// Other partitions (PoSt V1, partition 1 on) are checked against the verifying key with
+    /// the public inputs filecoin-proofs' verifier derives for partition k of the deadline.
     pub fn verify(&self, proof: &[u8]) -> ProofResult<bool> {
+        if let Some(k) = self.partition_index {
+            if k > 0 && self.api_version() < ApiVersion::V1_2_0 {
+                let size = u64::from(self.registered.sector_size());
+                return with_shape!(size, verify_partition_with_key, self, proof);
+            }
+        }
         let replicas: BTreeMap<SectorId, PublicReplicaInfo> = self
             .sectors
             .iter()
@@ -239,6 +266,120 @@ impl PostRequest {
             ),
         };
         result.map_err(ProofError::filecoin)
+    }
+
+    fn api_version(&self) -> ApiVersion {
+        self.registered.as_v1_config().api_version
+    }
+}
+
+/// Public parameters of the request's PoSt circuit (one partition).
+fn post_public_params<Tree: 'static + MerkleTreeTrait>(
+    req: &PostRequest,
+) -> ProofResult<compound_proof::PublicParams<'static, FallbackPoSt<'static, Tree>>> {
+    let config: PoStConfig = req.registered.as_v1_config();
+    let vanilla_params = match req.partition_index {
+        None => winning_post_setup_params(&config).map_err(ProofError::filecoin)?,
+        Some(_) => window_post_setup_params(&config),
+    };
+    <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::setup(
+        &compound_proof::SetupParams {
+            vanilla_params,
+            partitions: None,
+            priority: config.priority,
+        },
+    )
+    .map_err(ProofError::filecoin)
+}
+
+/// Checks one WindowPoSt partition proof with bellperson's verifier, against the verifying key
+/// in the parameter cache and the partition's public inputs as the full verifier derives them.
+fn verify_partition_with_key<Tree: 'static + MerkleTreeTrait>(
+    req: &PostRequest,
+    proof: &[u8],
+) -> ProofResult<bool> {
+    if proof.len() != crate::groth16::PROOF_BYTES {
+        return Ok(false);
+    }
+    let inputs = post_circuit::<Tree>(req, None::<&mut super::request::NoCircuit>)?;
+    let pp = post_public_params::<Tree>(req)?;
+    let vk =
+        <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::verifying_key::<
+            rand::rngs::OsRng,
+        >(None, &pp.vanilla_params)
+        .map_err(|e| ProofError::MissingParameters(format!("{e:#}")))?;
+    let pvk = bellperson::groth16::prepare_verifying_key(&vk);
+    let Ok(proof) = bellperson::groth16::Proof::read(proof) else {
+        return Ok(false);
+    };
+    Ok(bellperson::groth16::verify_proof(&pvk, &proof, &inputs).unwrap_or(false))
+}
+
+/// The sectors of a WindowPoSt partition whose vanilla proofs storage-proofs' vanilla
+/// verifier rejects, found before any proving so the node can declare them faulty (as
+/// filecoin-ffi reports `FaultySectors`). In PoSt V1_2 a sector's challenges do not depend on
+/// its place in the deadline, so each sector is checked alone and named; in PoSt V1 the
+/// partition is checked as a whole and, when it fails, every sector of it is reported.
+fn faulty_sectors<Tree: 'static + MerkleTreeTrait>(req: &PostRequest) -> ProofResult<Vec<u64>> {
+    let vanilla = req
+        .vanilla
+        .downcast_ref::<Vec<FallbackPoStSectorProof<Tree>>>()
+        .ok_or_else(|| {
+            ProofError::InvalidArgument("vanilla proofs of another sector shape".into())
+        })?;
+    let pp = post_public_params::<Tree>(req)?.vanilla_params;
+    let safe = |bytes: &[u8; 32], what: &str| -> ProofResult<<Tree::Hasher as Hasher>::Domain> {
+        as_safe_commitment(bytes, what).map_err(|e| ProofError::InvalidArgument(format!("{e:#}")))
+    };
+    let randomness = safe(&req.randomness, "randomness")?;
+    let prover_id = safe(&req.prover_id, "prover_id")?;
+    let passes = |sectors: &[&FallbackPoStSectorProof<Tree>], k: usize| -> bool {
+        let mut proofs = Vec::with_capacity(pp.sector_count);
+        for p in sectors {
+            match p.vanilla_proof.sectors.as_slice() {
+                [one] => proofs.push(one.clone()),
+                _ => return false,
+            }
+        }
+        while let Some(last) = proofs
+            .last()
+            .cloned()
+            .filter(|_| proofs.len() < pp.sector_count)
+        {
+            proofs.push(last);
+        }
+        let inputs = fallback::PublicInputs {
+            randomness,
+            prover_id,
+            sectors: sectors
+                .iter()
+                .map(|p| PublicSector {
+                    id: p.sector_id,
+                    comm_r: p.comm_r,
+                })
+                .collect(),
+            k: Some(k),
+        };
+        let proof = fallback::Proof { sectors: proofs };
+        matches!(FallbackPoSt::<Tree>::verify(&pp, &inputs, &proof), Ok(true))
+    };
+    let ids = |sectors: &[FallbackPoStSectorProof<Tree>]| -> Vec<u64> {
+        sectors.iter().map(|p| u64::from(p.sector_id)).collect()
+    };
+    if pp.api_version >= ApiVersion::V1_2_0 {
+        Ok(vanilla
+            .iter()
+            .filter(|p| !passes(&[*p], 0))
+            .map(|p| u64::from(p.sector_id))
+            .collect())
+    } else {
+        let all: Vec<&FallbackPoStSectorProof<Tree>> = vanilla.iter().collect();
+        let k = req.partition_index.unwrap_or(0);
+        Ok(if passes(&all, k) {
+            Vec::new()
+        } else {
+            ids(vanilla)
+        })
     }
 }
 
@@ -315,19 +456,38 @@ fn post_circuit<Tree: 'static + MerkleTreeTrait>(
     }
     // WinningPoSt's verifier lists the sector once per challenged slot (sector_count times);
     // the circuit repeats it the same way, so the inputs must be generated from that list.
-    let verifier_inputs = match req.partition_index {
-        None => fallback::PublicInputs {
-            sectors: (0..pp.vanilla_params.sector_count)
-                .flat_map(|_| pub_inputs.sectors.iter().cloned())
-                .collect(),
-            ..pub_inputs
-        },
-        Some(_) => pub_inputs,
+    // WindowPoSt's verifier derives partition k's inputs from chunk k of all the deadline's
+    // sectors, and before PoSt V1_2 its challenges count from the sector's place in the
+    // deadline: chunk k must be these sectors, behind k chunks of stand-ins (never read; at
+    // most 3000 * 2349 small entries at 32 GiB). From V1_2 on partition 0 is the same.
+    let (verifier_inputs, partition) = match req.partition_index {
+        None => (
+            fallback::PublicInputs {
+                sectors: (0..pp.vanilla_params.sector_count)
+                    .flat_map(|_| pub_inputs.sectors.iter().cloned())
+                    .collect(),
+                ..pub_inputs
+            },
+            0,
+        ),
+        Some(k) if k > 0 && pp.vanilla_params.api_version < ApiVersion::V1_2_0 => {
+            let stand_in = pub_inputs.sectors[0].clone();
+            let mut sectors = vec![stand_in; k * pp.vanilla_params.sector_count];
+            sectors.extend(pub_inputs.sectors.iter().cloned());
+            (
+                fallback::PublicInputs {
+                    sectors,
+                    ..pub_inputs
+                },
+                k,
+            )
+        }
+        Some(_) => (pub_inputs, 0),
     };
     <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::generate_public_inputs(
         &verifier_inputs,
         &pp.vanilla_params,
-        Some(0),
+        Some(partition),
     )
     .map_err(ProofError::filecoin)
 }

@@ -135,6 +135,7 @@ pub fn prove_with_randomness<B: ProverBackend>(
             return Err(failed(request, Some(k)));
         }
     }
+    let bytes = request.finish(bytes)?;
     if !request.verify(&bytes)? {
         return Err(failed(request, None));
     }

@@ -1,11 +1,13 @@
 //! Registered proof numbers (go-state-types `abi`) and the prover id, as Lotus and Curio pass
 //! them through filecoin-ffi.
 
-use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
+use filecoin_proofs_api::{
+    RegisteredAggregationProof, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+};
 
 use super::error::{ProofError, ProofResult};
 
-/// `abi.RegisteredSealProof` number -> proofs-api enum. NI-PoRep (15-19) is refused for now.
+/// `abi.RegisteredSealProof` number -> proofs-api enum (V1, V1_1, SyntheticPoRep, NI-PoRep).
 pub fn seal_proof(value: u64) -> ProofResult<RegisteredSealProof> {
     use RegisteredSealProof::*;
     const ALL: [RegisteredSealProof; 20] = [
@@ -30,18 +32,38 @@ pub fn seal_proof(value: u64) -> ProofResult<RegisteredSealProof> {
         StackedDrg32GiBV1_2_Feat_NonInteractivePoRep,
         StackedDrg64GiBV1_2_Feat_NonInteractivePoRep,
     ];
-    let proof = *ALL
-        .get(value as usize)
+    ALL.get(value as usize)
+        .copied()
         .ok_or(ProofError::UnknownRegisteredProof {
             family: "seal",
             value,
-        })?;
-    if value >= 15 {
-        return Err(ProofError::NotSupported(format!(
-            "non-interactive PoRep ({proof:?}) is not supported yet"
-        )));
+        })
+}
+
+/// Whether a seal proof is non-interactive PoRep (FIP-0090): its C2 output is a SnarkPack
+/// aggregate of its partition proofs, not the partition proofs themselves.
+pub fn is_non_interactive(proof: RegisteredSealProof) -> bool {
+    use RegisteredSealProof::*;
+    matches!(
+        proof,
+        StackedDrg2KiBV1_2_Feat_NonInteractivePoRep
+            | StackedDrg8MiBV1_2_Feat_NonInteractivePoRep
+            | StackedDrg512MiBV1_2_Feat_NonInteractivePoRep
+            | StackedDrg32GiBV1_2_Feat_NonInteractivePoRep
+            | StackedDrg64GiBV1_2_Feat_NonInteractivePoRep
+    )
+}
+
+/// `abi.RegisteredAggregationProof` number -> proofs-api enum (0 SnarkPackV1, 1 SnarkPackV2).
+pub fn aggregation_proof(value: u64) -> ProofResult<RegisteredAggregationProof> {
+    match value {
+        0 => Ok(RegisteredAggregationProof::SnarkPackV1),
+        1 => Ok(RegisteredAggregationProof::SnarkPackV2),
+        _ => Err(ProofError::UnknownRegisteredProof {
+            family: "aggregation",
+            value,
+        }),
     }
-    Ok(proof)
 }
 
 /// `abi.RegisteredPoStProof` number -> proofs-api enum (Window V1_1 on chain is proofs-api V1_2).
@@ -137,7 +159,13 @@ mod tests {
             seal_proof(10).unwrap(),
             RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep
         );
-        assert!(matches!(seal_proof(15), Err(ProofError::NotSupported(_))));
+        assert_eq!(
+            seal_proof(15).unwrap(),
+            RegisteredSealProof::StackedDrg2KiBV1_2_Feat_NonInteractivePoRep
+        );
+        assert!(is_non_interactive(seal_proof(19).unwrap()));
+        assert!(!is_non_interactive(seal_proof(10).unwrap()));
+        assert!(aggregation_proof(1).is_ok() && aggregation_proof(2).is_err());
         assert!(matches!(
             seal_proof(20),
             Err(ProofError::UnknownRegisteredProof { .. })

@@ -99,7 +99,16 @@ impl ProofRequest {
         Ok((assignment, inputs))
     }
 
-    /// Verifies the complete proof bytes with filecoin-proofs' own verifier.
+    /// The bytes delivered for the partition proofs concatenated in order (themselves, or the
+    /// aggregate of a non-interactive PoRep).
+    pub fn finish(&self, partition_proofs: Vec<u8>) -> ProofResult<Vec<u8>> {
+        match self {
+            Self::PoRep(r) => r.finish(partition_proofs),
+            Self::Post(_) | Self::SnapDeals(_) => Ok(partition_proofs),
+        }
+    }
+
+    /// Verifies the delivered proof bytes with filecoin-proofs' own verifier.
     pub fn verify(&self, proof: &[u8]) -> ProofResult<bool> {
         match self {
             Self::PoRep(r) => r.verify(proof),

@@ -33,57 +33,78 @@ pub fn verify_seal(
     .map_err(ProofError::filecoin)
 }
 
-fn replicas(
-    registered: filecoin_proofs_api::RegisteredPoStProof,
-    sectors: &[(u64, Vec<u8>)],
-) -> ProofResult<BTreeMap<SectorId, PublicReplicaInfo>> {
+/// A challenged sector as filecoin-ffi hands it to the PoSt verifiers.
+#[derive(Clone, Debug)]
+pub struct ChallengedSector {
+    /// `abi.RegisteredPoStProof` number the sector is checked with (filecoin-ffi: for
+    /// WinningPoSt the sector's own seal proof's WinningPoSt type, for WindowPoSt the type of
+    /// the first proof).
+    pub registered: u64,
+    /// Sector number.
+    pub number: u64,
+    /// Replica commitment (32 bytes).
+    pub comm_r: Vec<u8>,
+}
+
+/// The replica map filecoin-proofs-api's verifiers take (one entry per sector number).
+fn replicas(sectors: &[ChallengedSector]) -> ProofResult<BTreeMap<SectorId, PublicReplicaInfo>> {
     if sectors.is_empty() {
         return Err(ProofError::InvalidArgument("no challenged sectors".into()));
     }
     sectors
         .iter()
-        .map(|(id, comm_r)| {
+        .map(|s| {
             Ok((
-                SectorId::from(*id),
-                PublicReplicaInfo::new(registered, bytes32("comm_r", comm_r)?),
+                SectorId::from(s.number),
+                PublicReplicaInfo::new(
+                    registry::post_proof(s.registered)?,
+                    bytes32("comm_r", &s.comm_r)?,
+                ),
             ))
         })
         .collect()
 }
 
-/// Which PoSt verifier to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PostKind {
-    /// `verify_winning_post`.
-    Winning,
-    /// `verify_window_post` (partition proofs concatenated).
-    Window,
-}
-
-/// Checks a WinningPoSt or WindowPoSt proof over `sectors` (sector number, comm_r).
-pub fn verify_post(
-    kind: PostKind,
-    registered: u64,
+/// Checks a WinningPoSt as filecoin-ffi does: the bytes of all `proofs` concatenated, over the
+/// challenged sectors (the proof type comes from the sectors).
+pub fn verify_winning_post(
     randomness: &[u8],
     miner_id: u64,
-    sectors: &[(u64, Vec<u8>)],
-    proof: &[u8],
+    sectors: &[ChallengedSector],
+    proofs: &[(u64, Vec<u8>)],
 ) -> ProofResult<bool> {
-    let registered = registry::post_proof(registered)?;
     let randomness = bytes32("randomness", randomness)?;
-    let replicas = replicas(registered, sectors)?;
-    let prover = prover_id(miner_id);
-    match kind {
-        PostKind::Winning => {
-            filecoin_proofs_api::post::verify_winning_post(&randomness, proof, &replicas, prover)
-        }
-        PostKind::Window => filecoin_proofs_api::post::verify_window_post(
-            &randomness,
-            &[(registered, proof)],
-            &replicas,
-            prover,
-        ),
-    }
+    let replicas = replicas(sectors)?;
+    let proof: Vec<u8> = proofs.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    filecoin_proofs_api::post::verify_winning_post(
+        &randomness,
+        &proof,
+        &replicas,
+        prover_id(miner_id),
+    )
+    .map_err(ProofError::filecoin)
+}
+
+/// Checks a WindowPoSt as filecoin-ffi does: every `(registered proof, bytes)` entry is handed
+/// to filecoin-proofs-api, which accepts exactly one (the partition proofs concatenated).
+pub fn verify_window_post(
+    randomness: &[u8],
+    miner_id: u64,
+    sectors: &[ChallengedSector],
+    proofs: &[(u64, Vec<u8>)],
+) -> ProofResult<bool> {
+    let randomness = bytes32("randomness", randomness)?;
+    let replicas = replicas(sectors)?;
+    let proofs = proofs
+        .iter()
+        .map(|(registered, bytes)| Ok((registry::post_proof(*registered)?, bytes.as_slice())))
+        .collect::<ProofResult<Vec<_>>>()?;
+    filecoin_proofs_api::post::verify_window_post(
+        &randomness,
+        &proofs,
+        &replicas,
+        prover_id(miner_id),
+    )
     .map_err(ProofError::filecoin)
 }
 

@@ -129,6 +129,14 @@ impl Workload for FilecoinWorkload {
             .map_err(|e| e.to_string())
     }
 
+    fn finish(&self, partition_proofs: Vec<u8>) -> Result<Vec<u8>, String> {
+        let delivered = self
+            .request
+            .finish(partition_proofs)
+            .map_err(|e| e.to_string())?;
+        self.verify(&delivered).map(|()| delivered)
+    }
+
     fn verify(&self, proof: &[u8]) -> Result<(), String> {
         match self.request.verify(proof) {
             Ok(true) => Ok(()),

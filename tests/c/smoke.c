@@ -144,6 +144,7 @@ int main(int argc, char **argv) {
     cursor = strstr(cursor, "\"sector\": ");
     CHECK(cursor != NULL, "manifest has sector %d", i);
     if (!cursor) break;
+    sectors[i].registered_proof = 10;
     sectors[i].sector_number = strtoull(cursor + 10, NULL, 10);
     cursor = strstr(cursor, "\"comm_r\": \"");
     CHECK(cursor != NULL, "manifest has comm_r %d", i);
@@ -152,8 +153,9 @@ int main(int argc, char **argv) {
     sectors[i].comm_r = (CuzkSlice){comm_r[i], 32};
   }
   bool valid = false;
-  code = cuzk_verify_window_post(10, (CuzkSlice){randomness, rlen}, 1000, sectors, 2,
-                                 (CuzkSlice){proof.ptr, proof.len}, &valid, &err);
+  CuzkPoStProof window_proof = {10, (CuzkSlice){proof.ptr, proof.len}};
+  code = cuzk_verify_window_post((CuzkSlice){randomness, rlen}, 1000, sectors, 2, &window_proof, 1,
+                                 &valid, &err);
   CHECK(code == CUZK_CODE_OK && valid, "one-shot window proof verifies: %d %s", code,
         err ? err : "");
   cuzk_string_free(err);

@@ -32,6 +32,8 @@ pub fn fixture() -> &'static Fixture {
             params::ensure_for_kind(kind, &dir, &mut rng, &|_, _| {})
                 .unwrap_or_else(|e| panic!("parameters for {}: {e:#}", kind.name()));
         }
+        cuzk::proofs::aggregate::write_test_srs(&dir, &mut rng, false)
+            .unwrap_or_else(|e| panic!("aggregation SRS: {e}"));
         let data = TestData::ensure(&cache_root().join("testdata-2k")).expect("test data");
         Fixture {
             data,
