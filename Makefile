@@ -18,7 +18,7 @@ CUZK := $(TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine
 
-.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test link-test gpu-bundle bench install
+.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test link-test interop-test gpu-bundle bench install
 
 # cgo finds cuzk through pkg-config (go/cuzk/link_*.go); `make go-lib` writes the .pc files for
 # the library cargo built here to go/lib. The Go targets below run with GO_ENV.
@@ -97,6 +97,15 @@ LINK_DIR := $(TARGET)/link-test
 link-test: fixtures go-lib
 	scripts/link-test.sh "$(TARGET)" "$(LINK_DIR)"
 
+## filecoin-ffi and cuzk in one Go binary (go/internal/interop, its own module, cgocheck2):
+## 2 KiB sectors sealed by filecoin-ffi are proved by cuzk's go/ffi and verified by filecoin-ffi,
+## and the reverse, for PoRep V1, V1_1, SyntheticPoRep and NI-PoRep, SnarkPack aggregation,
+## WinningPoSt, WindowPoSt V1 and V1_1 over three partitions with a faulty sector, SnapDeals, the
+## path-based and challenge functions; every verify function agrees with filecoin-ffi's on
+## valid, tampered, truncated and mismatched inputs.
+interop-test: fixtures go-lib
+	scripts/interop-test.sh
+
 ## nvcc and libcuda (Debian's nvidia-cuda-toolkit) for builds with the `cuda` feature.
 cuda-deps: deps
 	@scripts/install-deps.sh --cuda
@@ -151,7 +160,7 @@ gpu-bundle: cuda-deps
 	scripts/make-gpu-bundle.sh $(CUZK) gpu-bundle
 
 ## Everything CI runs.
-test: lint rust-test c-test leak-test go-test link-test emu-test cuda-test
+test: lint rust-test c-test leak-test go-test link-test interop-test emu-test cuda-test
 
 ## Benchmarks: `make bench` runs every group, `make bench BENCH=prover` one of them.
 bench: deps

@@ -56,8 +56,15 @@ func TestChallengesMatchFilecoinProofs(t *testing.T) {
 	if _, err := ffi.GeneratePoStFallbackSectorChallenges(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1, 1000, seven, nil); !errors.Is(err, cuzk.ErrInvalidInput) {
 		t.Fatalf("no sectors must be refused: %v", err)
 	}
-	if _, err := ffi.GeneratePoStFallbackSectorChallenges(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1, 1000, seven[:31], []abi.SectorNumber{1}); !errors.Is(err, cuzk.ErrInvalidInput) {
-		t.Fatalf("short randomness must be refused: %v", err)
+	// Chain randomness is taken as filecoin-ffi takes it (AsByteArray32): zero-padded to 32 bytes.
+	padded := append(append([]byte(nil), seven[:31]...), 0)
+	short, err := ffi.GeneratePoStFallbackSectorChallenges(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1, 1000, seven[:31], []abi.SectorNumber{1})
+	if err != nil {
+		t.Fatalf("31-byte randomness: %v", err)
+	}
+	full, err := ffi.GeneratePoStFallbackSectorChallenges(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1, 1000, padded, []abi.SectorNumber{1})
+	if err != nil || !reflect.DeepEqual(short, full) {
+		t.Fatalf("31-byte randomness is not read as its zero-padded value: %+v vs %+v (%v)", short, full, err)
 	}
 	many := make([]abi.SectorNumber, 3001)
 	for i := range many {
