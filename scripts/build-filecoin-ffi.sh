@@ -6,10 +6,10 @@
 #   scripts/build-filecoin-ffi.sh   prints the directory of the built filecoin-ffi Go module
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source_dir="${FILECOIN_FFI_SOURCE:-$(cd .. && pwd)/shared/vendor/filecoin-ffi}"
+# The version the tests are written against; the vendored source must be this one.
+version=v1.36.1
 cache="${CUZK_CACHE:-$HOME/.cache/cuzk}"
-version="$(sed -n 's/.*"version": *"\(v[^"]*\)".*/\1/p' "$source_dir/version.json")"
-out="$cache/filecoin-ffi-${version:-unknown}"
+out="$cache/filecoin-ffi-$version"
 stamp="$out/.cuzk-built"
 say() { echo "build-filecoin-ffi: $*" >&2; }
 
@@ -17,7 +17,19 @@ if [ -f "$stamp" ]; then
   echo "$out"
   exit 0
 fi
-[ -d "$source_dir" ] || { say "no filecoin-ffi source at $source_dir"; exit 1; }
+# The vendored source: FILECOIN_FFI_SOURCE, else ../shared/vendor beside the checkout, else the
+# workplace's /work/shared/vendor (a CI clone may live anywhere).
+source_dir=""
+for candidate in "${FILECOIN_FFI_SOURCE:-}" "$(cd .. && pwd)/shared/vendor/filecoin-ffi" \
+  /work/shared/vendor/filecoin-ffi; do
+  if [ -n "$candidate" ] && [ -f "$candidate/version.json" ]; then
+    source_dir="$candidate"
+    break
+  fi
+done
+[ -n "$source_dir" ] || { say "no filecoin-ffi source (set FILECOIN_FFI_SOURCE)"; exit 1; }
+grep -q "\"$version\"" "$source_dir/version.json" ||
+  { say "$source_dir is not filecoin-ffi $version"; exit 1; }
 
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
@@ -30,7 +42,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-say "building filecoin-ffi $version from source into $out (about 10 minutes on 2 cores)"
+say "building filecoin-ffi $version from source into $out (about 20 minutes on 2 cores)"
 # The Rust build directory survives a failed attempt, so a rerun resumes it.
 mkdir -p "$out"
 cp -a "$source_dir/." "$out/"
