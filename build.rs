@@ -32,8 +32,10 @@ fn main() {
     sources.sort();
     for src in &sources {
         println!("cargo:rerun-if-changed={}", src.display());
-        builder = builder.with_src(src);
     }
+    // cbindgen follows `pub mod` declarations from mod.rs into every file of src/ffi; handing it
+    // the files too declared every function twice in the header.
+    builder = builder.with_src(ffi_dir.join("mod.rs"));
     let generated = out_dir.join("cuzk.h");
     builder
         .generate()

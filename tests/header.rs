@@ -21,3 +21,19 @@ fn committed_header_matches_generated_header() {
 fn go_module_header_matches_generated_header() {
     check("go/cuzk/cuzk.h");
 }
+
+/// Every function is declared once (cbindgen fed the same source twice declared each twice).
+#[test]
+fn every_function_is_declared_once() {
+    let generated = include_str!(concat!(env!("OUT_DIR"), "/cuzk.h"));
+    let mut seen = std::collections::BTreeSet::new();
+    for line in generated.lines().filter(|l| !l.starts_with("//")) {
+        if let Some(start) = line.find(" cuzk_") {
+            if let Some(len) = line[start + 1..].find('(') {
+                let name = &line[start + 1..start + 1 + len];
+                assert!(seen.insert(name.to_string()), "{name} is declared twice");
+            }
+        }
+    }
+    assert!(seen.len() >= 40, "only {} functions found", seen.len());
+}
