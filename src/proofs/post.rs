@@ -273,6 +273,15 @@ impl PostRequest {
     }
 }
 
+/// The request's vanilla proofs for its sector shape.
+fn typed_vanilla<Tree: 'static + MerkleTreeTrait>(
+    req: &PostRequest,
+) -> ProofResult<&Vec<FallbackPoStSectorProof<Tree>>> {
+    req.vanilla
+        .downcast_ref::<Vec<FallbackPoStSectorProof<Tree>>>()
+        .ok_or_else(|| ProofError::InvalidArgument("vanilla proofs of another sector shape".into()))
+}
+
 /// Public parameters of the request's PoSt circuit (one partition).
 fn post_public_params<Tree: 'static + MerkleTreeTrait>(
     req: &PostRequest,
@@ -321,19 +330,26 @@ fn verify_partition_with_key<Tree: 'static + MerkleTreeTrait>(
 /// its place in the deadline, so each sector is checked alone and named; in PoSt V1 the
 /// partition is checked as a whole and, when it fails, every sector of it is reported.
 fn faulty_sectors<Tree: 'static + MerkleTreeTrait>(req: &PostRequest) -> ProofResult<Vec<u64>> {
-    let vanilla = req
-        .vanilla
-        .downcast_ref::<Vec<FallbackPoStSectorProof<Tree>>>()
-        .ok_or_else(|| {
-            ProofError::InvalidArgument("vanilla proofs of another sector shape".into())
-        })?;
-    let pp = post_public_params::<Tree>(req)?.vanilla_params;
+    let vanilla = typed_vanilla::<Tree>(req)?;
+    let partition_params = post_public_params::<Tree>(req)?.vanilla_params;
+    // A sector checked alone is a partition of one: the verifier wants exactly sector_count
+    // sector proofs, and padding every check to a whole partition would make the pass
+    // quadratic in the partition's sectors (2349 at 32 GiB).
+    let one_sector_params = fallback::PublicParams {
+        sector_size: partition_params.sector_size,
+        challenge_count: partition_params.challenge_count,
+        sector_count: 1,
+        api_version: partition_params.api_version,
+    };
     let safe = |bytes: &[u8; 32], what: &str| -> ProofResult<<Tree::Hasher as Hasher>::Domain> {
         as_safe_commitment(bytes, what).map_err(|e| ProofError::InvalidArgument(format!("{e:#}")))
     };
     let randomness = safe(&req.randomness, "randomness")?;
     let prover_id = safe(&req.prover_id, "prover_id")?;
-    let passes = |sectors: &[&FallbackPoStSectorProof<Tree>], k: usize| -> bool {
+    let passes = |pp: &fallback::PublicParams,
+                  sectors: &[&FallbackPoStSectorProof<Tree>],
+                  k: usize|
+     -> bool {
         let mut proofs = Vec::with_capacity(pp.sector_count);
         for p in sectors {
             match p.vanilla_proof.sectors.as_slice() {
@@ -361,21 +377,21 @@ fn faulty_sectors<Tree: 'static + MerkleTreeTrait>(req: &PostRequest) -> ProofRe
             k: Some(k),
         };
         let proof = fallback::Proof { sectors: proofs };
-        matches!(FallbackPoSt::<Tree>::verify(&pp, &inputs, &proof), Ok(true))
+        matches!(FallbackPoSt::<Tree>::verify(pp, &inputs, &proof), Ok(true))
     };
     let ids = |sectors: &[FallbackPoStSectorProof<Tree>]| -> Vec<u64> {
         sectors.iter().map(|p| u64::from(p.sector_id)).collect()
     };
-    if pp.api_version >= ApiVersion::V1_2_0 {
+    if partition_params.api_version >= ApiVersion::V1_2_0 {
         Ok(vanilla
             .iter()
-            .filter(|p| !passes(&[*p], 0))
+            .filter(|p| !passes(&one_sector_params, &[*p], 0))
             .map(|p| u64::from(p.sector_id))
             .collect())
     } else {
         let all: Vec<&FallbackPoStSectorProof<Tree>> = vanilla.iter().collect();
         let k = req.partition_index.unwrap_or(0);
-        Ok(if passes(&all, k) {
+        Ok(if passes(&partition_params, &all, k) {
             Vec::new()
         } else {
             ids(vanilla)
@@ -387,12 +403,7 @@ fn post_circuit<Tree: 'static + MerkleTreeTrait>(
     req: &PostRequest,
     visitor: Option<&mut impl PartitionVisitor>,
 ) -> ProofResult<Vec<Scalar>> {
-    let vanilla = req
-        .vanilla
-        .downcast_ref::<Vec<FallbackPoStSectorProof<Tree>>>()
-        .ok_or_else(|| {
-            ProofError::InvalidArgument("vanilla proofs of another sector shape".into())
-        })?;
+    let vanilla = typed_vanilla::<Tree>(req)?;
     let config: PoStConfig = req.registered.as_v1_config();
     let safe = |bytes: &[u8; 32], what: &str| -> ProofResult<<Tree::Hasher as Hasher>::Domain> {
         as_safe_commitment(bytes, what).map_err(|e| ProofError::InvalidArgument(format!("{e:#}")))
