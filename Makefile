@@ -16,7 +16,7 @@ export CUZK_CACHE FIL_PROOFS_PARAMETER_CACHE CUDA_LIBRARY_PATH
 CARGO ?= cargo
 CUZK := $(TARGET)/release/cuzk
 BENCH ?=
-BENCH_GROUPS := prover params proofs engine
+BENCH_GROUPS := prover params proofs engine synth msm
 
 .PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test link-test interop-test gpu-bundle bench install
 

@@ -104,7 +104,11 @@ fn main() {
         .unwrap_or(1);
     let engine = Engine::open_cpu(Config::default()).unwrap();
     let workload = |name: &str| -> Arc<dyn Workload> {
-        FilecoinWorkload::new(fx.data.request(name).unwrap(), fx.srs.dir())
+        FilecoinWorkload::new(
+            fx.data.request(name).unwrap(),
+            fx.srs.dir(),
+            fx.srs.pce_enabled(),
+        )
     };
     for name in ["porep-v1_1", "snap", "window", "winning"] {
         engine.preload(workload(name).as_ref()).unwrap();

@@ -60,7 +60,7 @@ impl Workload for Synthetic {
         }
         Ok(Arc::clone(&self.srs))
     }
-    fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String> {
+    fn synthesize(&self, k: usize, buffers: AbcBuffers, _srs: &Srs) -> Result<Assignment, String> {
         if self.panic_in == Some(k) {
             panic!("synthetic failure in partition {k}");
         }

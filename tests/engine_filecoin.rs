@@ -17,7 +17,12 @@ fn engine_proves_every_2k_kind_concurrently() {
         .all_requests()
         .unwrap()
         .into_iter()
-        .map(|(name, r)| (name, FilecoinWorkload::new(r, fx.srs.dir())))
+        .map(|(name, r)| {
+            (
+                name,
+                FilecoinWorkload::new(r, fx.srs.dir(), fx.srs.pce_enabled()),
+            )
+        })
         .collect();
     let ids: Vec<_> = workloads
         .iter()

@@ -309,7 +309,7 @@ fn stand_ins_allocate_exactly_what_the_engine_charges_for_them() {
         let shape = circuit.shape;
         let buffers = cuzk::groth16::AbcBuffers::with_capacity(shape.domain());
         let before = ALLOC.live();
-        let assignment = job.synthesize(0, buffers).unwrap();
+        let assignment = job.synthesize(0, buffers, &srs).unwrap();
         let held = ALLOC.live() - before;
         assert!(
             held <= shape.assignment_bytes(),
@@ -500,8 +500,9 @@ impl cuzk::engine::Workload for Low {
         &self,
         k: usize,
         b: cuzk::groth16::AbcBuffers,
+        srs: &cuzk::groth16::Srs,
     ) -> Result<cuzk::groth16::Assignment, String> {
-        self.0.synthesize(k, b)
+        self.0.synthesize(k, b, srs)
     }
     fn verify(&self, proof: &[u8]) -> Result<(), String> {
         self.0.verify(proof)

@@ -384,3 +384,76 @@ fn bad_inputs_are_typed_errors() {
     let ok: ProofRequest = d.winning_request().unwrap();
     assert_eq!(ok.partitions(), 1);
 }
+
+/// Asserts two syntheses of one partition are the same assignment.
+fn assert_same_assignment(
+    name: &str,
+    want: &cuzk::groth16::Assignment,
+    got: &cuzk::groth16::Assignment,
+) {
+    assert!(want.abc.a[..] == got.abc.a[..], "{name}: a differs");
+    assert!(want.abc.b[..] == got.abc.b[..], "{name}: b differs");
+    assert!(want.abc.c[..] == got.abc.c[..], "{name}: c differs");
+    assert!(want.inputs == got.inputs, "{name}: inputs differ");
+    assert!(want.aux == got.aux, "{name}: aux differs");
+    assert_eq!(want.a_aux_density, got.a_aux_density, "{name}: A density");
+    assert_eq!(
+        want.b_input_density, got.b_input_density,
+        "{name}: B input density"
+    );
+    assert_eq!(
+        want.b_aux_density, got.b_aux_density,
+        "{name}: B aux density"
+    );
+}
+
+#[test]
+fn every_kind_synthesizes_the_same_with_and_without_pce_and_a_foreign_pce_is_refused() {
+    use cuzk::groth16::AbcBuffers;
+    use cuzk::proofs::pce::kind_pce;
+    let fx = common::fixture();
+    let dir = fx.srs.dir();
+    for (name, request) in fx.data.all_requests().unwrap() {
+        let kind = request.circuit_kind();
+        let srs = fx.srs.get(kind).unwrap();
+        let pce = kind_pce(kind, &srs, dir).unwrap();
+        eprintln!(
+            "{name}: {} constraints, {} non-zeros, pce_bytes={} ({:.2} bytes per non-zero)",
+            pce.num_constraints,
+            pce.nonzeros(),
+            pce.byte_size(),
+            pce.byte_size() as f64 / pce.nonzeros() as f64
+        );
+        for k in 0..request.partitions() {
+            let (plain, inputs) = request
+                .synthesize_partition(k, AbcBuffers::default(), None)
+                .unwrap();
+            let (with_pce, pce_inputs) = request
+                .synthesize_partition(k, AbcBuffers::default(), Some(&pce))
+                .unwrap();
+            assert_eq!(inputs, pce_inputs);
+            assert_same_assignment(&format!("{name} partition {k}"), &plain, &with_pce);
+        }
+    }
+
+    // WinningPoSt's constraint system used for a WindowPoSt partition: an error, not a proof.
+    let winning = fx.data.winning_request().unwrap();
+    let srs = fx.srs.get(winning.circuit_kind()).unwrap();
+    let pce = kind_pce(winning.circuit_kind(), &srs, dir).unwrap();
+    let window = fx.data.window_request().unwrap();
+    match window.synthesize_partition(0, AbcBuffers::default(), Some(&pce)) {
+        Err(ProofError::Groth16(cuzk::groth16::Groth16Error::ShapeMismatch(msg))) => {
+            assert!(msg.contains("recorded"), "{msg}")
+        }
+        other => panic!("foreign PCE: {:?}", other.map(|(a, _)| a.num_constraints())),
+    }
+
+    // The same (r, s) with PCE on and off: the same proof bytes.
+    let randomness = [Randomness::random(
+        &mut rand_chacha::ChaCha20Rng::seed_from_u64(5),
+    )];
+    let off = SrsCache::new(dir).with_pce(false);
+    let (with, _) = prove_with_randomness(&winning, &fx.srs, &CpuBackend, &randomness).unwrap();
+    let (without, _) = prove_with_randomness(&winning, &off, &CpuBackend, &randomness).unwrap();
+    assert_eq!(with, without, "winning: PCE on and off prove differently");
+}

@@ -211,7 +211,11 @@ fn a_device_broken_by_a_sticky_error_fails_its_partitions_and_the_engine_keeps_s
     )
     .unwrap();
     for _ in 0..2 {
-        let w = FilecoinWorkload::new(fx.data.window_request().unwrap(), fx.srs.dir());
+        let w = FilecoinWorkload::new(
+            fx.data.window_request().unwrap(),
+            fx.srs.dir(),
+            fx.srs.pce_enabled(),
+        );
         let proof = engine.prove(Arc::clone(&w) as Arc<dyn Workload>).unwrap();
         assert!(w.request().verify(&proof).unwrap());
     }

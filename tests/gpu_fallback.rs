@@ -55,7 +55,7 @@ fn auto_backend_falls_back_to_the_cpu_without_a_gpu_and_proves() {
         .into_iter()
         .find(|(name, _)| name.contains("window"))
         .expect("test data has a WindowPoSt");
-    let workload = FilecoinWorkload::new(window, fx.srs.dir());
+    let workload = FilecoinWorkload::new(window, fx.srs.dir(), fx.srs.pce_enabled());
     let proof = engine
         .prove(Arc::clone(&workload) as Arc<dyn Workload>)
         .unwrap();

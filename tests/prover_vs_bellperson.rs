@@ -9,7 +9,8 @@ use blstrs::{Bls12, Scalar};
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
-    synthesize, verify, AbcBuffers, CpuBackend, Groth16Error, ProverBackend, Randomness, Srs,
+    pce, synthesize, synthesize_with_pce, verify, AbcBuffers, Assignment, CpuBackend, Groth16Error,
+    ProverBackend, Randomness, Srs,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -18,8 +19,29 @@ fn rng(seed: u64) -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(seed)
 }
 
-/// Proves `circuit` with ours and with bellperson for the same (r, s); asserts identical bytes
-/// and a valid proof; returns the proof bytes.
+/// Asserts two assignments of one circuit are the same (a, b, c, inputs, aux, densities).
+fn assert_same_assignment(want: &Assignment, got: &Assignment) {
+    assert_eq!(&want.abc.a[..], &got.abc.a[..], "a differs");
+    assert_eq!(&want.abc.b[..], &got.abc.b[..], "b differs");
+    assert_eq!(&want.abc.c[..], &got.abc.c[..], "c differs");
+    assert_eq!(want.inputs, got.inputs, "inputs differ");
+    assert_eq!(want.aux, got.aux, "aux differs");
+    assert_eq!(
+        want.a_aux_density, got.a_aux_density,
+        "A aux density differs"
+    );
+    assert_eq!(
+        want.b_input_density, got.b_input_density,
+        "B input density differs"
+    );
+    assert_eq!(
+        want.b_aux_density, got.b_aux_density,
+        "B aux density differs"
+    );
+}
+
+/// Proves `circuit` with ours (PCE off, then on) and with bellperson for the same (r, s);
+/// asserts identical bytes and a valid proof; returns the proof bytes.
 fn assert_same_as_bellperson<C: Circuit<Scalar> + Clone + Send>(
     circuit: C,
     params: &Parameters<Bls12>,
@@ -29,7 +51,19 @@ fn assert_same_as_bellperson<C: Circuit<Scalar> + Clone + Send>(
     let srs = Arc::new(Srs::from_parameters(params));
     let randomness = Randomness::random(&mut rng(seed));
     let asg = synthesize(circuit.clone(), AbcBuffers::default()).expect("synthesis");
+    let recorded = pce::record(circuit.clone()).expect("recording");
+    let with_pce =
+        synthesize_with_pce(circuit.clone(), &recorded, AbcBuffers::default()).expect("PCE");
+    assert_same_assignment(&asg, &with_pce);
+    let ours_pce = CpuBackend
+        .prove(with_pce, &srs, randomness)
+        .expect("our proof, PCE");
     let ours = CpuBackend.prove(asg, &srs, randomness).expect("our proof");
+    assert_eq!(
+        ours.to_bytes(),
+        ours_pce.to_bytes(),
+        "PCE on and off differ"
+    );
     let theirs = create_proof::<Bls12, _, _>(circuit, params, randomness.r, randomness.s)
         .expect("bellperson proof");
     let mut theirs_bytes = Vec::new();
@@ -226,4 +260,57 @@ fn prove_start_releases_the_abc_buffers() {
     );
     let proof = CpuBackend.prove_finish(started.pending).unwrap();
     assert!(verify(&srs, &proof, &circuit.public_inputs()));
+}
+
+#[test]
+fn a_circuit_that_differs_from_its_recording_is_an_error_and_a_saved_pce_round_trips() {
+    // 256 constraints with the input constraints: a domain exactly a power of two.
+    let probe = pce::record(RandomCircuit::new(Shape::Mixed, 100, 21)).unwrap();
+    let own = 256 - (probe.num_constraints - 100);
+    let recorded_from = RandomCircuit::new(Shape::Mixed, own, 21);
+    let recorded = pce::record(recorded_from.clone()).unwrap();
+    assert_eq!(recorded.num_constraints, 256);
+
+    // One constraint more (and its variables): refused, not proved with the wrong matrices.
+    let altered = RandomCircuit::new(Shape::Mixed, own + 1, 21);
+    match synthesize_with_pce(altered, &recorded, AbcBuffers::default()) {
+        Err(Groth16Error::ShapeMismatch(msg)) => assert!(msg.contains("recorded"), "{msg}"),
+        other => panic!(
+            "an altered circuit gave {:?}",
+            other.map(|a| a.num_constraints())
+        ),
+    }
+    // Same counts but one more public input instead of an aux variable: refused too.
+    let mut more_inputs = recorded_from.clone();
+    more_inputs.inputs += 1;
+    assert!(synthesize_with_pce(more_inputs, &recorded, AbcBuffers::default()).is_err());
+    // Another witness for the same shape is fine.
+    let other_witness = recorded_from.clone().with_witness(5);
+    let want = synthesize(other_witness.clone(), AbcBuffers::default()).unwrap();
+    let got = synthesize_with_pce(other_witness, &recorded, AbcBuffers::default()).unwrap();
+    assert_same_assignment(&want, &got);
+
+    // Saved and loaded, it is the same; for other parameters, truncated or flipped, it is an
+    // error.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.pce");
+    pce::file::save(&recorded, "key-a", &path).unwrap();
+    assert_eq!(pce::file::load(&path, "key-a").unwrap(), recorded);
+    assert!(pce::file::load(&path, "key-b")
+        .unwrap_err()
+        .contains("key-a"));
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
+    assert!(pce::file::load(&path, "key-a").is_err());
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x10;
+    std::fs::write(&path, &flipped).unwrap();
+    assert!(pce::file::load(&path, "key-a").is_err());
+    // A length field claiming far more than the file holds is refused before allocating.
+    let mut huge = bytes;
+    huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+    std::fs::write(&path, &huge).unwrap();
+    assert!(pce::file::load(&path, "key-a")
+        .unwrap_err()
+        .contains("left in the file"));
 }

@@ -149,6 +149,49 @@ enum ParamsCommand {
         /// Circuit name, e.g. winning-2k.
         kind: String,
     },
+    /// Records each circuit's pre-compiled constraint system (PCE) from its blank circuit and
+    /// prints its size; with --save writes it beside the parameters, where engines load it
+    /// instead of recording it on first use. Needs no parameter file.
+    Pce {
+        /// Circuits, e.g. porep-32g, window-32g (sizes 2k, 8m, 512m, 32g, 64g).
+        #[arg(required = true)]
+        kinds: Vec<String>,
+        /// Parameter directory (default: FIL_PROOFS_PARAMETER_CACHE or filecoin-proofs' default).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Write `v28-<id>.pce` into the parameter directory.
+        #[arg(long)]
+        save: bool,
+    },
+}
+
+/// `cuzk params pce`: records each kind's PCE, prints its size, saves it when asked.
+fn record_pce(kinds: &[String], dir: PathBuf, save: bool) -> anyhow::Result<()> {
+    for name in kinds {
+        let kind = CircuitKind::parse(name).with_context(|| format!("unknown circuit {name}"))?;
+        let t = Instant::now();
+        let pce = cuzk::proofs::pce::record_kind(kind)?;
+        println!(
+            "{name}: constraints={} inputs={} aux={} nonzeros={} coefficients={} pce_bytes={} \
+             bytes_per_nonzero={:.2} record_s={:.1}",
+            pce.num_constraints,
+            pce.num_inputs,
+            pce.num_aux,
+            pce.nonzeros(),
+            pce.coeffs.len(),
+            pce.byte_size(),
+            pce.byte_size() as f64 / pce.nonzeros().max(1) as f64,
+            t.elapsed().as_secs_f64()
+        );
+        if save {
+            let path = cuzk::proofs::pce::pce_path(kind, &dir)?;
+            let key = kind.cache_key()?.id;
+            cuzk::groth16::pce::file::save(&pce, &key, &path)
+                .with_context(|| format!("writing {}", path.display()))?;
+            println!("{name}: saved {}", path.display());
+        }
+    }
+    Ok(())
 }
 
 fn progress_bar(label: String) -> impl Fn(usize, usize) + Sync {
@@ -369,6 +412,9 @@ fn main() -> anyhow::Result<()> {
                 force,
                 seed,
             } => generate(&kinds, dir.unwrap_or_else(default_dir), force, seed),
+            ParamsCommand::Pce { kinds, dir, save } => {
+                record_pce(&kinds, dir.unwrap_or_else(default_dir), save)
+            }
             ParamsCommand::Id { kind } => {
                 let kind =
                     CircuitKind::parse(&kind).with_context(|| format!("unknown circuit {kind}"))?;

@@ -34,6 +34,11 @@ pub struct Config {
     /// Seconds after which a LOW job waiting for synthesis is scheduled as NORMAL (so
     /// background work cannot starve forever).
     pub low_aging_secs: u64,
+    /// Synthesize through each circuit's pre-compiled constraint system (recorded once per
+    /// circuit shape, saved beside its parameters, kept resident with them and charged to
+    /// the budget): witness generation plus a parallel sparse product instead of evaluating
+    /// every constraint as the circuit enforces it. Proofs are identical either way.
+    pub pce: bool,
 }
 
 impl Default for Config {
@@ -51,6 +56,7 @@ impl Default for Config {
             devices: Vec::new(),
             cpu_fallback: true,
             low_aging_secs: 600,
+            pce: true,
         }
     }
 }
@@ -78,7 +84,7 @@ impl Config {
 
     /// Applies `CUZK_SYNTHESIS_WORKERS`, `CUZK_PROVER_WORKERS`, `CUZK_POOL_BUFFERS`,
     /// `CUZK_BUFFER_CONSTRAINTS`, `CUZK_MEMORY_BUDGET`, `CUZK_MALLOC_TRIM`, `CUZK_BACKEND`,
-    /// `CUZK_DEVICES` (comma-separated ordinals) and `CUZK_CPU_FALLBACK` when set.
+    /// `CUZK_DEVICES` (comma-separated ordinals), `CUZK_CPU_FALLBACK` and `CUZK_PCE` when set.
     pub fn with_env_overrides(mut self) -> Result<Self, String> {
         fn var<T: std::str::FromStr>(name: &str) -> Result<Option<T>, String> {
             match std::env::var(name) {
@@ -121,6 +127,9 @@ impl Config {
         }
         if let Some(v) = var("CUZK_CPU_FALLBACK")? {
             self.cpu_fallback = v;
+        }
+        if let Some(v) = var("CUZK_PCE")? {
+            self.pce = v;
         }
         Ok(self)
     }

@@ -98,9 +98,11 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
     let (buffers, repinned) = pinned_if_grown(inner, buffers);
     let capacity = buffers.a.capacity();
     let t = Instant::now();
-    let result = catch_unwind(AssertUnwindSafe(|| workload.synthesize(k, buffers)))
+    let result = catch_unwind(AssertUnwindSafe(|| workload.synthesize(k, buffers, &srs)))
         .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(p))));
     let synth_ms = ms_since(t);
+    // What the workload attached to the parameters (read outside the lock).
+    let attached = srs.pce_bytes() as u64;
     debug!(
         "SYNTH_TIMING job={} partition={k} kind={} synth_ms={synth_ms:.1}",
         id.0,
@@ -116,6 +118,7 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
         st.budget.charge(repinned);
     }
     *st.busy_ms.entry(name.to_string()).or_default() += synth_ms;
+    charge_attached(&mut st, &srs_key, &srs, attached);
     if key.0 == Priority::Critical {
         st.critical_synthesizing -= 1;
     }
@@ -190,6 +193,25 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
         }
     }
     inner.unlock(st);
+}
+
+/// Charges what a synthesis attached to its resident parameter set (a PCE built on first use)
+/// to the budget and to the set, so eviction gives it back and a reload is sized with it.
+fn charge_attached(st: &mut State, srs_key: &str, srs: &Arc<Srs>, attached: u64) {
+    let Some(r) = st.srs.get_mut(srs_key) else {
+        return;
+    };
+    if !Arc::ptr_eq(&r.srs, srs) {
+        return;
+    }
+    let total = srs.byte_size() as u64 + attached;
+    if total > r.bytes {
+        let extra = total - r.bytes;
+        r.bytes = total;
+        st.budget.charge(extra);
+        st.srs_sizes.insert(srs_key.to_string(), total);
+        debug!("parameters {srs_key}: {extra} bytes attached by synthesis charged");
+    }
 }
 
 /// For a backend that prefers pinned memory: pool buffers that grew on the heap during a

@@ -65,8 +65,11 @@ pub trait Workload: Send + Sync + 'static {
     fn circuit_shape(&self) -> Option<CircuitShape> {
         None
     }
-    /// Synthesizes partition `k` into `buffers`.
-    fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String>;
+    /// Synthesizes partition `k` into `buffers`. `srs` is the resident parameter set the
+    /// partition will be proved with: a workload may attach data derived from its circuit to
+    /// it (a pre-compiled constraint system), which the engine then charges to the budget
+    /// with the set and frees when the set is evicted.
+    fn synthesize(&self, k: usize, buffers: AbcBuffers, srs: &Srs) -> Result<Assignment, String>;
     /// Checks the complete proof (partition proofs concatenated in order).
     fn verify(&self, proof: &[u8]) -> Result<(), String>;
     /// Turns the partition proofs (concatenated in order) into the bytes delivered and checks

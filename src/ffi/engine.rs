@@ -20,6 +20,8 @@ use crate::proofs::workload::{preload_kind, srs_key};
 pub struct CuzkEngine {
     pub(super) engine: Engine,
     pub(super) params_dir: PathBuf,
+    /// Synthesize through the circuits' pre-compiled constraint systems (config `pce`).
+    pub(super) pce: bool,
     /// The process-wide default engine: never freed, `cuzk_engine_close` ignores it.
     is_default: bool,
 }
@@ -35,9 +37,11 @@ fn open(config_toml: Option<&str>, is_default: bool) -> Result<CuzkEngine, FfiEr
         Some(text) => Config::from_toml(text).map_err(invalid)?,
     };
     let config = config.with_env_overrides().map_err(invalid)?;
+    let pce = config.pce;
     Ok(CuzkEngine {
         engine: Engine::open_configured(config)?,
         params_dir: cache_dir(),
+        pce,
         is_default,
     })
 }

@@ -24,7 +24,7 @@ pub const CUZK_ALL_PARTITIONS: u64 = u64::MAX;
 pub const CUZK_REGISTERED_FROM_C1: u64 = u64::MAX;
 
 fn submit(e: &CuzkEngine, request: ProofRequest) -> Result<JobId, FfiError> {
-    let workload: Arc<dyn Workload> = FilecoinWorkload::new(request, e.params_dir.clone());
+    let workload: Arc<dyn Workload> = FilecoinWorkload::new(request, e.params_dir.clone(), e.pce);
     Ok(e.engine.submit(workload)?)
 }
 

@@ -169,6 +169,35 @@ impl ScalarBuf {
         }
     }
 
+    /// Grows to `new_len` with zeros (written in parallel), or shrinks to it.
+    pub fn resize_zeroed(&mut self, new_len: usize) {
+        use rayon::prelude::*;
+        let len = self.len();
+        if new_len <= len {
+            self.resize(new_len, Scalar::from(0u64));
+            return;
+        }
+        self.reserve(new_len - len);
+        let start = match &mut self.storage {
+            Storage::Heap(v) => v.as_mut_ptr(),
+            Storage::Block { block, .. } => block.as_mut_ptr(),
+        } as usize;
+        // SAFETY: `reserve` made room for `new_len` scalars; the all-zero bit pattern is the
+        // scalar 0 (Montgomery form of 0 is 0); each chunk is written by one thread only.
+        (len..new_len)
+            .into_par_iter()
+            .step_by(1 << 16)
+            .for_each(|from| unsafe {
+                let to = (from + (1 << 16)).min(new_len);
+                std::ptr::write_bytes((start as *mut Scalar).add(from), 0, to - from);
+            });
+        match &mut self.storage {
+            // SAFETY: the first `new_len` scalars are initialised now.
+            Storage::Heap(v) => unsafe { v.set_len(new_len) },
+            Storage::Block { len, .. } => *len = new_len,
+        }
+    }
+
     /// Removes and returns the last scalar.
     pub fn pop(&mut self) -> Option<Scalar> {
         let last = self.last().copied();

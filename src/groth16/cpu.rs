@@ -1,4 +1,5 @@
-//! The CPU backend: radix-2 NTTs for the quotient h and blst Pippenger MSMs.
+//! The CPU backend: radix-2 NTTs for the quotient h, blst Pippenger for h's dense scalars and
+//! bit-aware MSMs (zeros skipped, ones added) for the witness scalars of l, a and b.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use super::backend::{ProverBackend, Randomness, Started};
 use super::buffer::ScalarBuf;
 use super::density::Density;
 use super::error::{Groth16Error, Result};
-use super::msm::{gather_canonical, msm_g1, msm_g2, to_canonical, ScalarBytes};
+use super::msm::{gather_canonical, msm_g1, msm_g1_bits, msm_g2_bits, to_canonical, ScalarBytes};
 use super::ntt::Domain;
 use super::proof::Proof;
 use super::srs::Srs;
@@ -146,18 +147,18 @@ impl ProverBackend for CpuBackend {
         let srs = &*p.srs;
         let t = std::time::Instant::now();
         let aux = to_canonical(&p.aux);
-        let l = msm_g1(&srs.l[..aux.len()], &aux);
+        let l = msm_g1_bits(&srs.l[..aux.len()], &aux);
 
         let mut a_scalars = to_canonical(&p.inputs);
         gather_bytes(&mut a_scalars, &aux, &p.a_aux_density);
-        let a = msm_g1(&srs.a[..a_scalars.len()], &a_scalars);
+        let a = msm_g1_bits(&srs.a[..a_scalars.len()], &a_scalars);
 
         let mut b_scalars =
             Vec::with_capacity(p.b_input_density.count_ones() + p.b_aux_density.count_ones());
         gather_canonical(&mut b_scalars, &p.inputs, &p.b_input_density);
         gather_bytes(&mut b_scalars, &aux, &p.b_aux_density);
-        let b1 = msm_g1(&srs.b_g1[..b_scalars.len()], &b_scalars);
-        let b2 = msm_g2(&srs.b_g2[..b_scalars.len()], &b_scalars);
+        let b1 = msm_g1_bits(&srs.b_g1[..b_scalars.len()], &b_scalars);
+        let b2 = msm_g2_bits(&srs.b_g2[..b_scalars.len()], &b_scalars);
         debug!(
             "cpu prove_finish: msm_l_a_b_ms={:.1}",
             t.elapsed().as_secs_f64() * 1e3

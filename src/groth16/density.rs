@@ -121,6 +121,19 @@ impl Density {
         }
     }
 
+    /// A bitmap of `len` bits from its words (as [`Density::words`] gives them); None when the
+    /// word count does not fit `len` or a bit past `len` is set.
+    pub fn from_words(words: Vec<u64>, len: usize) -> Option<Self> {
+        if words.len() != len.div_ceil(64) {
+            return None;
+        }
+        if len % 64 != 0 && words.last().is_some_and(|w| w >> (len % 64) != 0) {
+            return None;
+        }
+        let ones = words.iter().map(|w| w.count_ones() as usize).sum();
+        Some(Self { words, len, ones })
+    }
+
     /// Bytes held by the bitmap.
     pub fn byte_size(&self) -> usize {
         self.words.len() * 8

@@ -5,6 +5,7 @@ pub mod aggregate;
 pub mod circuits;
 pub mod error;
 pub mod params;
+pub mod pce;
 pub mod plan;
 pub mod porep;
 pub mod post;

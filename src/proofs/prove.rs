@@ -18,10 +18,12 @@ use crate::groth16::{verify, AbcBuffers, ProverBackend, Randomness, Srs};
 /// One parameter set's slot: locked while it is being decoded, then holds it.
 type SrsSlot = Arc<Mutex<Option<Arc<Srs>>>>;
 
-/// Decoded parameter sets, loaded once per kind and shared by reference.
+/// Decoded parameter sets, loaded once per kind and shared by reference, with the circuit's
+/// recorded constraint system (PCE) attached on first use unless turned off.
 pub struct SrsCache {
     dir: PathBuf,
     entries: Mutex<HashMap<String, SrsSlot>>,
+    pce: bool,
 }
 
 impl SrsCache {
@@ -30,7 +32,20 @@ impl SrsCache {
         Self {
             dir: dir.into(),
             entries: Mutex::default(),
+            pce: true,
         }
+    }
+
+    /// Turns synthesis through the recorded constraint system (PCE) on (the default) or off
+    /// (every constraint evaluated as the circuit enforces it, as bellperson does).
+    pub fn with_pce(mut self, enabled: bool) -> Self {
+        self.pce = enabled;
+        self
+    }
+
+    /// Whether synthesis goes through the PCE.
+    pub fn pce_enabled(&self) -> bool {
+        self.pce
     }
 
     /// A cache reading from `FIL_PROOFS_PARAMETER_CACHE` (or filecoin-proofs' default).
@@ -110,12 +125,22 @@ pub fn prove_with_randomness<B: ProverBackend>(
         )));
     }
     let srs = srs_cache.get(request.circuit_kind())?;
+    let pce = if srs_cache.pce {
+        Some(super::pce::kind_pce(
+            request.circuit_kind(),
+            &srs,
+            &srs_cache.dir,
+        )?)
+    } else {
+        None
+    };
     let mut timings = ProveTimings::default();
     let mut bytes = Vec::with_capacity(partitions * crate::groth16::PROOF_BYTES);
     let mut proofs = Vec::with_capacity(partitions);
     for (k, r) in randomness.iter().enumerate() {
         let t = Instant::now();
-        let (assignment, inputs) = request.synthesize_partition(k, AbcBuffers::default())?;
+        let (assignment, inputs) =
+            request.synthesize_partition(k, AbcBuffers::default(), pce.as_deref())?;
         let synth_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         let proof = backend.prove(assignment, &srs, *r)?;

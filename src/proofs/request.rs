@@ -6,7 +6,7 @@ use blstrs::Scalar;
 use super::circuits::CircuitKind;
 use super::error::ProofResult;
 use super::{porep::PoRepRequest, post::PostRequest, snap::SnapDealsRequest};
-use crate::groth16::{synthesize, AbcBuffers, Assignment};
+use crate::groth16::{synthesize, synthesize_with_pce, AbcBuffers, Assignment, Pce};
 
 /// Receives the circuit of one partition (its concrete type depends on the sector shape).
 pub trait PartitionVisitor {
@@ -81,15 +81,19 @@ impl ProofRequest {
         }
     }
 
-    /// Builds partition `k`'s circuit and synthesizes it into `buffers`; returns the
-    /// assignment and the partition's public inputs.
+    /// Builds partition `k`'s circuit and synthesizes it into `buffers`, with the circuit's
+    /// recorded constraint system when one is given (witness generation and a sparse
+    /// product) or by evaluating every constraint as it is enforced; returns the assignment
+    /// and the partition's public inputs.
     pub fn synthesize_partition(
         &self,
         k: usize,
         buffers: AbcBuffers,
+        pce: Option<&Pce>,
     ) -> ProofResult<(Assignment, Vec<Scalar>)> {
         let mut visitor = IntoBuffers {
             buffers: Some(buffers),
+            pce,
             out: None,
         };
         let inputs = self.visit_partition(k, Some(&mut visitor))?;
@@ -124,15 +128,19 @@ pub fn hex8(bytes: &[u8; 32]) -> String {
 }
 
 /// Synthesizes the visited circuit into the buffers it was given.
-struct IntoBuffers {
+struct IntoBuffers<'a> {
     buffers: Option<AbcBuffers>,
+    pce: Option<&'a Pce>,
     out: Option<Assignment>,
 }
 
-impl PartitionVisitor for IntoBuffers {
+impl PartitionVisitor for IntoBuffers<'_> {
     fn visit<C: Circuit<Scalar> + Send>(&mut self, circuit: C) -> ProofResult<()> {
         let buffers = self.buffers.take().unwrap_or_default();
-        self.out = Some(synthesize(circuit, buffers)?);
+        self.out = Some(match self.pce {
+            Some(pce) => synthesize_with_pce(circuit, pce, buffers)?,
+            None => synthesize(circuit, buffers)?,
+        });
         Ok(())
     }
 }

@@ -15,14 +15,18 @@ use crate::groth16::{AbcBuffers, Assignment, CircuitShape, Srs};
 pub struct FilecoinWorkload {
     request: ProofRequest,
     params_dir: PathBuf,
+    pce: bool,
 }
 
 impl FilecoinWorkload {
     /// Wraps a parsed request; parameters are read from `params_dir` when first needed.
-    pub fn new(request: ProofRequest, params_dir: impl Into<PathBuf>) -> Arc<Self> {
+    /// With `pce`, partitions are synthesized through the circuit's recorded constraint
+    /// system (loaded from `params_dir` or recorded once, and kept with the parameters).
+    pub fn new(request: ProofRequest, params_dir: impl Into<PathBuf>, pce: bool) -> Arc<Self> {
         Arc::new(Self {
             request,
             params_dir: params_dir.into(),
+            pce,
         })
     }
 
@@ -122,9 +126,15 @@ impl Workload for FilecoinWorkload {
             .map_err(|e| e.to_string())
     }
 
-    fn synthesize(&self, k: usize, buffers: AbcBuffers) -> Result<Assignment, String> {
+    fn synthesize(&self, k: usize, buffers: AbcBuffers, srs: &Srs) -> Result<Assignment, String> {
+        let pce = if self.pce {
+            let kind = self.request.circuit_kind();
+            Some(super::pce::kind_pce(kind, srs, &self.params_dir).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
         self.request
-            .synthesize_partition(k, buffers)
+            .synthesize_partition(k, buffers, pce.as_deref())
             .map(|(assignment, _)| assignment)
             .map_err(|e| e.to_string())
     }

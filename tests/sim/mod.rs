@@ -266,7 +266,7 @@ impl Workload for SimJob {
         srs.b_g2 = Vec::new();
         Ok(Arc::new(srs))
     }
-    fn synthesize(&self, _k: usize, mut abc: AbcBuffers) -> Result<Assignment, String> {
+    fn synthesize(&self, _k: usize, mut abc: AbcBuffers, _srs: &Srs) -> Result<Assignment, String> {
         let shape = self.circuit.shape;
         sleep_ms(self.circuit.times.synth_ms);
         for v in [&mut abc.a, &mut abc.b, &mut abc.c] {

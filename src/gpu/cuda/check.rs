@@ -189,7 +189,7 @@ fn named_circuit_check(gpu: &GpuBackend, shape: Shape, lg: u32) -> (String, bool
 /// a WindowPoSt must verify.
 fn auto_engine_uses_the_gpu(data: &TestData, params_dir: &std::path::Path) -> Res<bool> {
     let engine = Engine::open_configured(Config::default())?;
-    let w = FilecoinWorkload::new(data.window_request()?, params_dir.to_path_buf());
+    let w = FilecoinWorkload::new(data.window_request()?, params_dir.to_path_buf(), true);
     let proof = engine.prove(Arc::clone(&w) as Arc<dyn Workload>)?;
     let verified = w.request().verify(&proof).unwrap_or(false);
     let status = engine.status();
@@ -238,7 +238,7 @@ fn spread_engine(
             } else {
                 data.window_request()?
             };
-            let w = FilecoinWorkload::new(request, params_dir.to_path_buf());
+            let w = FilecoinWorkload::new(request, params_dir.to_path_buf(), true);
             let id = engine.submit(Arc::clone(&w) as Arc<dyn Workload>)?;
             Ok((id, w))
         })
@@ -302,7 +302,7 @@ fn prove_winning(
     data: &TestData,
     params_dir: &std::path::Path,
 ) -> Res<Result<bool, String>> {
-    let w = FilecoinWorkload::new(data.winning_request()?, params_dir.to_path_buf());
+    let w = FilecoinWorkload::new(data.winning_request()?, params_dir.to_path_buf(), true);
     Ok(match engine.prove(Arc::clone(&w) as Arc<dyn Workload>) {
         Ok(proof) => Ok(w.request().verify(&proof).unwrap_or(false)),
         Err(e) => Err(e.to_string()),
@@ -533,14 +533,14 @@ pub fn bench(
         let engine = Engine::open(config, backend)?;
         let kind = crate::proofs::circuits::CircuitKind::parse("porep-2k").expect("known kind");
         crate::proofs::workload::preload_kind(&engine, kind, params_dir)?;
-        let warm_up = FilecoinWorkload::new(porep(0)?, params_dir.to_path_buf());
+        let warm_up = FilecoinWorkload::new(porep(0)?, params_dir.to_path_buf(), true);
         engine.prove(warm_up as Arc<dyn Workload>)?;
         let workers_before = engine.status().proving_busy_ms();
         let device_before = device_busy();
         let t = Instant::now();
         let ids: Vec<_> = (0..stream_jobs)
             .map(|i| {
-                let w = FilecoinWorkload::new(porep(i)?, params_dir.to_path_buf());
+                let w = FilecoinWorkload::new(porep(i)?, params_dir.to_path_buf(), true);
                 Ok(engine.submit(w as Arc<dyn Workload>)?)
             })
             .collect::<Res<_>>()?;
@@ -597,7 +597,7 @@ fn vs_supraseal(
                 } else {
                     AbcBuffers::default()
                 };
-                Ok(request.synthesize_partition(0, buffers)?.0)
+                Ok(request.synthesize_partition(0, buffers, None)?.0)
             })
             .collect()
     };

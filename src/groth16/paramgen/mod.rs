@@ -11,12 +11,11 @@
 
 pub mod cache;
 pub mod fixed_base;
-pub mod recorder;
 
 use std::sync::Arc;
 
 use bellperson::groth16::{Parameters, VerifyingKey};
-use bellperson::{Circuit, ConstraintSystem};
+use bellperson::Circuit;
 use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
 use ff::Field;
 use group::{Curve, Group};
@@ -27,17 +26,13 @@ use rayon::prelude::*;
 use super::error::{Groth16Error, Result};
 use super::msm::{to_canonical, ScalarBytes};
 use super::ntt::{powers, Domain};
+use super::pce::{self, Pce, AUX_BASE};
 use fixed_base::{best_window, FixedBaseTable};
-use recorder::ShapeRecorder;
 
 /// Records a circuit's shape the way bellperson's generator sees it (ONE input, the circuit,
-/// one constraint per input).
-pub fn record_shape<C: Circuit<Scalar>>(circuit: C) -> Result<ShapeRecorder> {
-    let mut shape = ShapeRecorder::default();
-    shape.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-    circuit.synthesize(&mut shape)?;
-    shape.add_input_constraints();
-    Ok(shape)
+/// one constraint per input), with the recorder the PCE uses.
+pub fn record_shape<C: Circuit<Scalar>>(circuit: C) -> Result<Pce> {
+    Ok(pce::record(circuit)?)
 }
 
 /// Lagrange basis polynomials of the domain evaluated at `tau`:
@@ -79,14 +74,21 @@ fn lagrange_at(domain: &Domain, tau: Scalar) -> Result<Vec<Scalar>> {
 }
 
 /// u, v, w: the A, B, C polynomials of every variable (inputs then aux) evaluated at tau.
-fn evaluate_columns(shape: &ShapeRecorder, lagrange: &[Scalar]) -> [Vec<Scalar>; 3] {
-    let columns = shape.num_inputs + shape.num_aux;
+fn evaluate_columns(shape: &Pce, lagrange: &[Scalar]) -> [Vec<Scalar>; 3] {
+    let ni = shape.num_inputs;
+    let columns = ni + shape.num_aux;
+    let matrices = [&shape.a, &shape.b, &shape.c];
     let mut out: [Vec<Scalar>; 3] = Default::default();
     out.par_iter_mut().enumerate().for_each(|(which, col)| {
         *col = vec![Scalar::ZERO; columns];
-        for t in &shape.terms[which] {
-            col[t.column(shape.num_inputs)] += t.coeff * lagrange[t.row as usize];
-        }
+        matrices[which].for_each_term(|row, column, coeff| {
+            let j = if column < AUX_BASE {
+                column as usize
+            } else {
+                ni + (column - AUX_BASE) as usize
+            };
+            coeff.accumulate(&shape.coeffs, &mut col[j], lagrange[row]);
+        });
     });
     out
 }

@@ -1,0 +1,77 @@
+//! `synth` group: synthesis of one partition of a real 2 KiB request through the circuit's
+//! pre-compiled constraint system (witness generation plus a parallel sparse product) against
+//! evaluating every constraint as the circuit enforces it (cuzk's synthesis before the PCE, the
+//! way bellperson's prover does it). Also the PCE's size: per 2 KiB circuit, and for PoRep at
+//! 8 MiB and 512 MiB (recorded here) extrapolated per constraint to a 32 GiB partition.
+
+mod common;
+#[path = "../tests/common/mod.rs"]
+mod fixture;
+
+use common::{interleaved, report, selected};
+use cuzk::groth16::AbcBuffers;
+use cuzk::proofs::circuits::CircuitKind;
+use cuzk::proofs::pce::{kind_pce, record_kind};
+
+/// Constraints of one 32 GiB PoRep partition (`cuzk params pce porep-32g`).
+const POREP_32G_CONSTRAINTS: f64 = 130_278_869.0;
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let fx = fixture::fixture();
+    for (case, name, runs) in [
+        ("porep-2k", "porep-v1_1", 5),
+        ("snap-2k", "snap", 5),
+        ("winning-2k", "winning", 9),
+    ] {
+        if !selected(case) {
+            continue;
+        }
+        let request = fx.data.request(name).unwrap();
+        let kind = request.circuit_kind();
+        let srs = fx.srs.get(kind).unwrap();
+        let pce = kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+        let synth = |with_pce: bool| {
+            let asg = request
+                .synthesize_partition(0, AbcBuffers::default(), with_pce.then_some(&*pce))
+                .expect("synthesis")
+                .0;
+            assert_eq!(asg.num_constraints(), pce.num_constraints);
+        };
+        let (ours, base) = interleaved(runs, || synth(true), || synth(false));
+        report(
+            &format!("synth/{case}"),
+            ours,
+            Some(base),
+            runs,
+            &format!(
+                "constraints={} nonzeros={} pce_bytes={} bytes_per_nonzero={:.2}",
+                pce.num_constraints,
+                pce.nonzeros(),
+                pce.byte_size(),
+                pce.byte_size() as f64 / pce.nonzeros() as f64
+            ),
+        );
+    }
+    if selected("pce-size") {
+        // PoRep's PCE grows with its constraints: bytes per constraint at three sizes, and what
+        // they give for a 32 GiB partition.
+        let mut per_constraint = Vec::new();
+        for name in ["porep-2k", "porep-8m", "porep-512m"] {
+            let pce = record_kind(CircuitKind::parse(name).unwrap()).unwrap();
+            let b = pce.byte_size() as f64 / pce.num_constraints as f64;
+            per_constraint.push(b);
+            eprintln!(
+                "  {name}: {} constraints, pce_bytes={} ({b:.2} bytes per constraint)",
+                pce.num_constraints,
+                pce.byte_size()
+            );
+        }
+        let worst = per_constraint.iter().cloned().fold(0.0, f64::max);
+        let gib = worst * POREP_32G_CONSTRAINTS / (1u64 << 30) as f64;
+        println!(
+            "BENCH synth/pce-size-porep-32g-extrapolated ours={gib:.2} base=NA speedup=NA runs=1 \
+             unit=GiB bytes_per_constraint={worst:.2} anchor_gib=26"
+        );
+    }
+}

@@ -1,0 +1,381 @@
+//! One R1CS matrix (A, B or C) in a compressed sparse-row form built for Filecoin circuits.
+//!
+//! Each row is its term count, then per term one varint token: a 2-bit coefficient tag (1, -1,
+//! or an index into the interned coefficient table that follows as a second varint), a bit that
+//! says input or aux, and the variable: an input by its index (inputs are few, and ONE, which
+//! every boolean constraint uses, is 0), an aux variable as a zigzag delta from the row's
+//! previous aux variable (for a row's first, from the previous row's first). Filecoin circuits
+//! are bit decompositions and hashes: most coefficients are 1, -1 or a power of two, and most
+//! variables of a row sit close together, so a term takes one to three bytes instead of the 40
+//! of a (row, column, scalar) triple. Rows are grouped in chunks of [`ROWS_PER_CHUNK`] that
+//! decode independently (the delta base restarts at 0), which makes evaluation parallel.
+//!
+//! Columns are numbered as in [`super::AUX_BASE`]: inputs from 0, aux variables from
+//! `AUX_BASE`.
+
+use blstrs::Scalar;
+use ff::Field;
+
+/// Rows per independently decodable chunk (the unit of parallel evaluation).
+pub const ROWS_PER_CHUNK: usize = 1024;
+
+use super::AUX_BASE;
+
+const TAG_ONE: u64 = 0;
+const TAG_MINUS_ONE: u64 = 1;
+const TAG_TABLE: u64 = 2;
+
+/// A coefficient as stored: the two that need no multiplication, or a table entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coeff {
+    /// 1.
+    One,
+    /// -1.
+    MinusOne,
+    /// `table[i]`.
+    Table(u32),
+}
+
+impl Coeff {
+    /// `acc += coeff * value`, with the table the code refers to.
+    #[inline(always)]
+    pub fn accumulate(self, table: &[Scalar], acc: &mut Scalar, value: Scalar) {
+        match self {
+            Coeff::One => *acc += value,
+            Coeff::MinusOne => *acc -= value,
+            Coeff::Table(i) => *acc += table[i as usize] * value,
+        }
+    }
+
+    /// The coefficient's value.
+    pub fn value(self, table: &[Scalar]) -> Scalar {
+        let mut acc = Scalar::ZERO;
+        self.accumulate(table, &mut acc, Scalar::ONE);
+        acc
+    }
+}
+
+/// A compressed sparse matrix; rows are appended in order.
+#[derive(Clone, Debug, Default)]
+pub struct SparseMatrix {
+    bytes: Vec<u8>,
+    chunk_starts: Vec<u64>,
+    rows: usize,
+    nonzeros: u64,
+    /// First aux variable of the last row in the current chunk that had one (the next row's
+    /// delta base).
+    previous_first: u64,
+}
+
+impl PartialEq for SparseMatrix {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for SparseMatrix {}
+
+#[inline(always)]
+fn zigzag(delta: i64) -> u64 {
+    ((delta << 1) ^ (delta >> 63)) as u64
+}
+
+#[inline(always)]
+fn unzigzag(value: u64) -> i64 {
+    ((value >> 1) as i64) ^ -((value & 1) as i64)
+}
+
+fn write_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Reads a varint at `*pos`; None past the end or on an overlong encoding.
+#[inline(always)]
+fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = *bytes.get(*pos)?;
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(value);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// Decodes the rows of one chunk; every read is checked, so a corrupt matrix is an error (or
+/// `None`), never out-of-bounds memory.
+struct ChunkReader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    previous_first: u64,
+}
+
+impl ChunkReader<'_> {
+    /// Reads one row, calling `term(column, coeff)` per term.
+    #[inline(always)]
+    fn row(&mut self, mut term: impl FnMut(u64, Coeff)) -> Option<()> {
+        let count = read_varint(self.bytes, &mut self.pos)?;
+        let mut aux = self.previous_first;
+        let mut first_aux = true;
+        for _ in 0..count {
+            let token = read_varint(self.bytes, &mut self.pos)?;
+            let value = token >> 3;
+            let column = if token & 4 != 0 {
+                if value >= AUX_BASE {
+                    return None;
+                }
+                value
+            } else {
+                aux = aux.checked_add_signed(unzigzag(value))?;
+                if first_aux {
+                    self.previous_first = aux;
+                    first_aux = false;
+                }
+                AUX_BASE.checked_add(aux)?
+            };
+            let coeff = match token & 3 {
+                TAG_ONE => Coeff::One,
+                TAG_MINUS_ONE => Coeff::MinusOne,
+                TAG_TABLE => {
+                    Coeff::Table(u32::try_from(read_varint(self.bytes, &mut self.pos)?).ok()?)
+                }
+                _ => return None,
+            };
+            term(column, coeff);
+        }
+        Some(())
+    }
+}
+
+impl SparseMatrix {
+    /// Appends a row; `terms` are (column, coefficient) pairs (columns as in
+    /// [`super::AUX_BASE`]).
+    pub fn push_row(&mut self, terms: &[(u64, Coeff)]) {
+        if self.rows % ROWS_PER_CHUNK == 0 {
+            self.chunk_starts.push(self.bytes.len() as u64);
+            self.previous_first = 0;
+        }
+        write_varint(&mut self.bytes, terms.len() as u64);
+        let mut aux = self.previous_first;
+        let mut first_aux = true;
+        for &(column, coeff) in terms {
+            let tag = match coeff {
+                Coeff::One => TAG_ONE,
+                Coeff::MinusOne => TAG_MINUS_ONE,
+                Coeff::Table(_) => TAG_TABLE,
+            };
+            let token = if column < AUX_BASE {
+                column << 3 | 4 | tag
+            } else {
+                let index = column - AUX_BASE;
+                let delta = zigzag(index as i64 - aux as i64);
+                aux = index;
+                if first_aux {
+                    self.previous_first = index;
+                    first_aux = false;
+                }
+                delta << 3 | tag
+            };
+            write_varint(&mut self.bytes, token);
+            if let Coeff::Table(index) = coeff {
+                write_varint(&mut self.bytes, u64::from(index));
+            }
+        }
+        self.rows += 1;
+        self.nonzeros += terms.len() as u64;
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of stored terms.
+    pub fn nonzeros(&self) -> u64 {
+        self.nonzeros
+    }
+
+    /// Number of chunks.
+    pub fn chunks(&self) -> usize {
+        self.chunk_starts.len()
+    }
+
+    /// Bytes held (encoded rows and chunk offsets).
+    pub fn byte_size(&self) -> usize {
+        self.bytes.len() + self.chunk_starts.len() * 8
+    }
+
+    fn reader(&self, chunk: usize) -> ChunkReader<'_> {
+        ChunkReader {
+            bytes: &self.bytes,
+            pos: self.chunk_starts[chunk] as usize,
+            previous_first: 0,
+        }
+    }
+
+    /// Evaluates the rows of `chunk` against the assignment `z` (column → value) into `out`,
+    /// one entry per row of the chunk. The matrix must have passed [`SparseMatrix::validate`]
+    /// (or been built here) for columns below `z`'s range.
+    #[inline]
+    pub fn evaluate_chunk(
+        &self,
+        chunk: usize,
+        table: &[Scalar],
+        z: impl Fn(u64) -> Scalar,
+        out: &mut [Scalar],
+    ) {
+        let mut reader = self.reader(chunk);
+        for slot in out.iter_mut() {
+            let mut acc = Scalar::ZERO;
+            reader
+                .row(|column, coeff| coeff.accumulate(table, &mut acc, z(column)))
+                .expect("validated matrix");
+            *slot = acc;
+        }
+    }
+
+    /// Calls `term(row, column, coeff)` for every term, in row order.
+    pub fn for_each_term(&self, mut term: impl FnMut(usize, u64, Coeff)) {
+        for chunk in 0..self.chunks() {
+            let mut reader = self.reader(chunk);
+            let first = chunk * ROWS_PER_CHUNK;
+            let last = (first + ROWS_PER_CHUNK).min(self.rows);
+            for row in first..last {
+                reader
+                    .row(|column, coeff| term(row, column, coeff))
+                    .expect("validated matrix");
+            }
+        }
+    }
+
+    /// Checks a matrix read from outside: every chunk decodes, ends where the next begins,
+    /// every column passes `column_ok` and every table index is below `table_len`, and the
+    /// counts agree.
+    pub fn validate(
+        &self,
+        column_ok: impl Fn(u64) -> bool,
+        table_len: usize,
+    ) -> Result<(), String> {
+        if self.chunk_starts.len() != self.rows.div_ceil(ROWS_PER_CHUNK) {
+            return Err(format!(
+                "{} chunks for {} rows",
+                self.chunk_starts.len(),
+                self.rows
+            ));
+        }
+        let mut nonzeros = 0u64;
+        let mut bad = None;
+        for chunk in 0..self.chunks() {
+            let mut reader = self.reader(chunk);
+            let rows = ROWS_PER_CHUNK.min(self.rows - chunk * ROWS_PER_CHUNK);
+            for _ in 0..rows {
+                reader
+                    .row(|column, coeff| {
+                        nonzeros += 1;
+                        let index_ok = match coeff {
+                            Coeff::Table(i) => (i as usize) < table_len,
+                            _ => true,
+                        };
+                        if !column_ok(column) || !index_ok {
+                            bad.get_or_insert(format!(
+                                "term (column {column}, {coeff:?}) names no variable or coefficient ({table_len} coefficients)"
+                            ));
+                        }
+                    })
+                    .ok_or_else(|| format!("chunk {chunk} does not decode"))?;
+            }
+            let end = self
+                .chunk_starts
+                .get(chunk + 1)
+                .map_or(self.bytes.len(), |&e| e as usize);
+            if reader.pos != end {
+                return Err(format!("chunk {chunk} ends at {} not {end}", reader.pos));
+            }
+        }
+        if let Some(bad) = bad {
+            return Err(bad);
+        }
+        if nonzeros != self.nonzeros {
+            return Err(format!(
+                "{nonzeros} terms decoded, {} recorded",
+                self.nonzeros
+            ));
+        }
+        Ok(())
+    }
+
+    /// The raw parts, for saving: encoded rows, chunk offsets, rows, terms.
+    pub fn parts(&self) -> (&[u8], &[u64], usize, u64) {
+        (&self.bytes, &self.chunk_starts, self.rows, self.nonzeros)
+    }
+
+    /// A matrix from saved parts; call [`SparseMatrix::validate`] before using it.
+    pub fn from_parts(bytes: Vec<u8>, chunk_starts: Vec<u64>, rows: usize, nonzeros: u64) -> Self {
+        Self {
+            bytes,
+            chunk_starts,
+            rows,
+            nonzeros,
+            previous_first: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_across_chunks_and_far_columns() {
+        let mut m = SparseMatrix::default();
+        let mut want = Vec::new();
+        for row in 0..3000usize {
+            let terms: Vec<(u64, Coeff)> = match row % 4 {
+                0 => vec![],
+                1 => vec![
+                    (row as u64, Coeff::One),
+                    (AUX_BASE + (1 << 39), Coeff::Table(7)),
+                ],
+                2 => vec![(0, Coeff::MinusOne), (AUX_BASE + 3, Coeff::One)],
+                _ => vec![(AUX_BASE + 5_000_000 - row as u64, Coeff::Table(u32::MAX))],
+            };
+            for &(c, k) in &terms {
+                want.push((row, c, k));
+            }
+            m.push_row(&terms);
+        }
+        assert_eq!(m.chunks(), 3);
+        let mut got = Vec::new();
+        m.for_each_term(|r, c, k| got.push((r, c, k)));
+        assert_eq!(got, want);
+        let below = |limit: u64| move |c: u64| c < AUX_BASE + limit;
+        assert!(m.validate(below(1 << 40), u32::MAX as usize + 1).is_ok());
+        assert!(m.validate(below(1 << 39), u32::MAX as usize + 1).is_err());
+        assert!(m.validate(below(1 << 40), 8).is_err());
+    }
+
+    #[test]
+    fn corrupt_bytes_are_an_error() {
+        let mut m = SparseMatrix::default();
+        m.push_row(&[(1, Coeff::One), (AUX_BASE + 2, Coeff::Table(3))]);
+        let (bytes, starts, rows, nz) = m.parts();
+        let mut cut = bytes.to_vec();
+        cut.pop();
+        let broken = SparseMatrix::from_parts(cut, starts.to_vec(), rows, nz);
+        assert!(broken.validate(|c| c < AUX_BASE + 10, 10).is_err());
+        let mut tag3 = bytes.to_vec();
+        tag3[1] |= 3;
+        let broken = SparseMatrix::from_parts(tag3, starts.to_vec(), rows, nz);
+        assert!(broken.validate(|c| c < AUX_BASE + 10, 10).is_err());
+    }
+}

@@ -1,0 +1,156 @@
+//! Pre-compiled constraint evaluation (PCE): a circuit's R1CS recorded once per shape, so that
+//! synthesizing a partition is witness generation plus a parallel sparse matrix-vector product.
+//!
+//! bellperson's prover builds every linear combination of every constraint (allocations,
+//! sorting, merging) for every proof, on one thread. The A, B and C matrices and the density
+//! bitmaps depend only on the circuit's shape (kind and sector size), so cuzk records them once
+//! ([`recorder::record`], on a blank circuit), keeps them resident beside the parameters, and per
+//! partition runs the circuit through [`witness::WitnessCs`] (allocations only; `enforce` builds
+//! nothing) and then [`Pce::evaluate`] writes a = A·z, b = B·z, c = C·z straight into the pool's
+//! buffers, chunk-parallel. A witness run that does not match the recorded shape is an error.
+
+pub mod file;
+pub mod matrix;
+pub mod recorder;
+pub mod witness;
+
+use blstrs::Scalar;
+use rayon::prelude::*;
+
+use super::assignment::AbcBuffers;
+use super::density::Density;
+use super::error::{Groth16Error, Result};
+use super::shape::CircuitShape;
+use matrix::{SparseMatrix, ROWS_PER_CHUNK};
+
+pub use recorder::record;
+pub use witness::synthesize_with_pce;
+
+/// First column of aux variables: inputs are columns `0..num_inputs`, aux variable i is column
+/// `AUX_BASE + i` (the input count is not final while a circuit is recorded).
+pub const AUX_BASE: u64 = 1 << 40;
+
+/// A circuit's recorded R1CS: what every partition of its shape shares.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pce {
+    /// Public inputs, ONE included.
+    pub num_inputs: usize,
+    /// Private variables.
+    pub num_aux: usize,
+    /// Constraints, one per input included.
+    pub num_constraints: usize,
+    /// Interned coefficients other than 1 and -1.
+    pub coeffs: Vec<Scalar>,
+    /// The A matrix (one row per constraint).
+    pub a: SparseMatrix,
+    /// The B matrix.
+    pub b: SparseMatrix,
+    /// The C matrix.
+    pub c: SparseMatrix,
+    /// Aux variables that occur in A.
+    pub a_aux_density: Density,
+    /// Inputs that occur in B.
+    pub b_input_density: Density,
+    /// Aux variables that occur in B.
+    pub b_aux_density: Density,
+}
+
+impl Pce {
+    /// The circuit's size.
+    pub fn shape(&self) -> CircuitShape {
+        CircuitShape {
+            constraints: self.num_constraints,
+            inputs: self.num_inputs,
+            aux: self.num_aux,
+        }
+    }
+
+    /// Terms stored in the three matrices.
+    pub fn nonzeros(&self) -> u64 {
+        self.a.nonzeros() + self.b.nonzeros() + self.c.nonzeros()
+    }
+
+    /// Bytes held in memory (matrices, coefficient table, densities): what the budget charges.
+    pub fn byte_size(&self) -> usize {
+        self.a.byte_size()
+            + self.b.byte_size()
+            + self.c.byte_size()
+            + self.coeffs.len() * std::mem::size_of::<Scalar>()
+            + self.a_aux_density.byte_size()
+            + self.b_input_density.byte_size()
+            + self.b_aux_density.byte_size()
+    }
+
+    /// Whether `column` names a variable of this circuit.
+    fn column_exists(&self, column: u64) -> bool {
+        column < self.num_inputs as u64
+            || (AUX_BASE..AUX_BASE + self.num_aux as u64).contains(&column)
+    }
+
+    /// Checks a PCE read from outside (every term decodes to an existing variable and
+    /// coefficient, counts and densities agree), so evaluation can never index out of bounds.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        for (name, m) in [("A", &self.a), ("B", &self.b), ("C", &self.c)] {
+            if m.rows() != self.num_constraints {
+                return Err(format!(
+                    "matrix {name} has {} rows for {} constraints",
+                    m.rows(),
+                    self.num_constraints
+                ));
+            }
+            m.validate(|c| self.column_exists(c), self.coeffs.len())
+                .map_err(|e| format!("matrix {name}: {e}"))?;
+        }
+        if self.a_aux_density.len() != self.num_aux
+            || self.b_aux_density.len() != self.num_aux
+            || self.b_input_density.len() != self.num_inputs
+        {
+            return Err("density lengths differ from the variable counts".into());
+        }
+        if self.num_inputs == 0 || self.num_constraints < self.num_inputs {
+            return Err(format!(
+                "{} inputs and {} constraints cannot be a circuit",
+                self.num_inputs, self.num_constraints
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes a = A·z, b = B·z, c = C·z into `abc` (cleared first), z = inputs ++ aux, in
+    /// parallel over chunks of rows.
+    pub fn evaluate(&self, inputs: &[Scalar], aux: &[Scalar], abc: &mut AbcBuffers) -> Result<()> {
+        if inputs.len() != self.num_inputs || aux.len() != self.num_aux {
+            return Err(Groth16Error::ShapeMismatch(format!(
+                "witness has {} inputs and {} aux, the recorded circuit {} and {}",
+                inputs.len(),
+                aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        let n = self.num_constraints;
+        for v in [&mut abc.a, &mut abc.b, &mut abc.c] {
+            v.clear();
+            v.resize_zeroed(n);
+        }
+        let z = |column: u64| -> Scalar {
+            if column < AUX_BASE {
+                inputs[column as usize]
+            } else {
+                aux[(column - AUX_BASE) as usize]
+            }
+        };
+        let table = &self.coeffs;
+        abc.a
+            .par_chunks_mut(ROWS_PER_CHUNK)
+            .zip(abc.b.par_chunks_mut(ROWS_PER_CHUNK))
+            .zip(abc.c.par_chunks_mut(ROWS_PER_CHUNK))
+            .enumerate()
+            .for_each(|(chunk, ((a, b), c))| {
+                self.a.evaluate_chunk(chunk, table, z, a);
+                self.b.evaluate_chunk(chunk, table, z, b);
+                self.c.evaluate_chunk(chunk, table, z, c);
+            });
+        Ok(())
+    }
+}
