@@ -48,6 +48,9 @@ pub struct PlanItem {
     pub shape: CircuitShape,
     /// Bytes of the decoded parameter set.
     pub srs_bytes: u64,
+    /// Host bytes resident beside the parameters (the circuit's pre-compiled constraint
+    /// system); never on a GPU.
+    pub pce_bytes: u64,
     /// Synthesis of one partition on one worker, in milliseconds.
     pub synth_ms: f64,
     /// `prove_start` of one partition on the prover lane, in milliseconds.
@@ -71,7 +74,7 @@ pub struct ItemFootprint {
     pub partitions: usize,
     /// Evaluation domain of one partition.
     pub domain: usize,
-    /// Bytes of its parameter set.
+    /// Host bytes of its parameter set and its PCE.
     pub srs_bytes: u64,
     /// One buffer set holding its domain (`abc_bytes`).
     pub abc_bytes: u64,
@@ -259,7 +262,9 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
         .map(|i| charge(i) + i.shape.abc_bytes())
         .max()
         .unwrap_or(0);
-    let crit_srs: u64 = crit.map(|i| i.srs_bytes).sum();
+    // Host memory a resident parameter set holds (its PCE lives beside it).
+    let resident = |i: &PlanItem| i.srs_bytes + i.pce_bytes;
+    let crit_srs: u64 = crit.map(resident).sum();
     // What lower classes leave alone (the engine's `critical_headroom`).
     let held = if has_critical { headroom } else { 0 };
 
@@ -268,7 +273,7 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
     let largest_lower_srs = lower
         .iter()
         .filter(|i| i.class != Priority::Critical)
-        .map(|i| i.srs_bytes)
+        .map(|i| resident(i))
         .max()
         .unwrap_or(0);
     let params_floor = crit_srs + largest_lower_srs;
@@ -307,13 +312,13 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
         .map(|i| {
             let critical = i.class == Priority::Critical;
             let held = if critical { 0 } else { held + crit_srs };
-            let need_bytes = i.srs_bytes + charge(i) + pool_bytes + held;
+            let need_bytes = resident(i) + charge(i) + pool_bytes + held;
             ItemFootprint {
                 name: i.name.clone(),
                 class: i.class.name(),
                 partitions: i.partitions,
                 domain: i.shape.domain(),
-                srs_bytes: i.srs_bytes,
+                srs_bytes: resident(i),
                 abc_bytes: i.shape.abc_bytes(),
                 partition_bytes: charge(i),
                 need_bytes,
@@ -350,7 +355,7 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
     let fits = refusals.is_empty();
 
     // 6. Residency.
-    let all_bytes: u64 = items.iter().map(|i| i.srs_bytes).sum();
+    let all_bytes: u64 = items.iter().map(resident).sum();
     let min_budget_all_resident = all_bytes + held + pool_bytes + charge_big;
     let all_resident = fits && min_budget_all_resident <= budget;
     let in_flight_all_resident = if all_resident {
@@ -733,6 +738,7 @@ mod tests {
             partitions,
             shape,
             srs_bytes,
+            pce_bytes: 0,
             synth_ms: 29_000.0,
             start_ms: 3_300.0,
             finish_ms: 700.0,

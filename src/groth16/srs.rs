@@ -41,8 +41,8 @@ pub struct Srs {
     /// `v_i(tau)` in G2: same selection as `b_g1`.
     pub b_g2: Vec<G2Affine>,
     /// The recorded constraint system of the circuit these parameters prove, once built or
-    /// loaded (see [`Srs::pce_or_build`]): it lives and is evicted with them.
-    pce: std::sync::Mutex<Option<std::sync::Arc<super::Pce>>>,
+    /// loaded (see [`Srs::pce_slot`]): it lives and is evicted with them.
+    pce: std::sync::Arc<super::pce::PceSlot>,
 }
 
 impl std::fmt::Debug for Srs {
@@ -257,31 +257,15 @@ impl Srs {
         }
     }
 
-    /// The PCE attached to these parameters, building it with `build` on first use. Callers
-    /// for the same parameters wait for one build; a failed build leaves none attached.
-    pub fn pce_or_build<E>(
-        &self,
-        build: impl FnOnce(&Self) -> std::result::Result<super::Pce, E>,
-    ) -> std::result::Result<std::sync::Arc<super::Pce>, E> {
-        let mut slot = self.pce.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(pce) = slot.as_ref() {
-            return Ok(std::sync::Arc::clone(pce));
-        }
-        let pce = std::sync::Arc::new(build(self)?);
-        *slot = Some(std::sync::Arc::clone(&pce));
-        Ok(pce)
+    /// The slot of the PCE of the circuit these parameters prove (shared, so a background
+    /// recording can fill it).
+    pub fn pce_slot(&self) -> &std::sync::Arc<super::pce::PceSlot> {
+        &self.pce
     }
 
-    /// Bytes of the attached PCE (0 before one is built, or while it is being built: the
-    /// caller whose synthesis built it sees it).
+    /// Bytes of the attached PCE (0 while none is ready).
     pub fn pce_bytes(&self) -> usize {
-        match self.pce.try_lock() {
-            Ok(slot) => slot.as_ref().map_or(0, |p| p.byte_size()),
-            Err(std::sync::TryLockError::Poisoned(p)) => {
-                p.into_inner().as_ref().map_or(0, |p| p.byte_size())
-            }
-            Err(std::sync::TryLockError::WouldBlock) => 0,
-        }
+        self.pce.bytes()
     }
 
     /// The largest circuit these parameters prove: the domain (h + 1), inputs and aux (l).

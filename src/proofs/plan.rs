@@ -30,6 +30,7 @@ pub fn plan_item(name: &str, gpu: bool) -> Result<PlanItem, String> {
         partitions: f.partitions,
         shape: f.shape,
         srs_bytes: f.srs_bytes,
+        pce_bytes: f.pce_bytes,
         synth_ms: t.synth_ms,
         start_ms: t.start_ms,
         finish_ms: t.finish_ms,
@@ -78,7 +79,7 @@ mod tests {
         assert_eq!(p.items[3].class, "critical");
         assert_eq!(p.items[2].class, "high");
         let porep = figures("porep-32g").unwrap();
-        assert_eq!(p.items[0].srs_bytes, porep.srs_bytes);
+        assert_eq!(p.items[0].srs_bytes, porep.srs_bytes + porep.pce_bytes);
         assert_eq!(p.buffer_bytes, porep.shape.abc_bytes());
         let cpu = Node {
             gpu_bytes: vec![],

@@ -129,7 +129,7 @@ impl Workload for FilecoinWorkload {
     fn synthesize(&self, k: usize, buffers: AbcBuffers, srs: &Srs) -> Result<Assignment, String> {
         let pce = if self.pce {
             let kind = self.request.circuit_kind();
-            Some(super::pce::kind_pce(kind, srs, &self.params_dir).map_err(|e| e.to_string())?)
+            super::pce::kind_pce_or_record_later(kind, srs, &self.params_dir)
         } else {
             None
         };

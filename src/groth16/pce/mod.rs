@@ -14,6 +14,8 @@ pub mod matrix;
 pub mod recorder;
 pub mod witness;
 
+use std::sync::{Arc, Condvar, Mutex};
+
 use blstrs::Scalar;
 use rayon::prelude::*;
 
@@ -152,5 +154,91 @@ impl Pce {
                 self.c.evaluate_chunk(chunk, table, z, c);
             });
         Ok(())
+    }
+}
+
+#[derive(Default)]
+enum SlotState {
+    #[default]
+    Absent,
+    Building,
+    Ready(Arc<Pce>),
+}
+
+/// Where the PCE of one parameter set lives: empty, being built (by a caller or in the
+/// background) or ready. Shared (`Arc`) so a background recording can attach its result
+/// without holding the parameters themselves.
+#[derive(Default)]
+pub struct PceSlot {
+    state: Mutex<SlotState>,
+    built: Condvar,
+}
+
+impl PceSlot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The PCE, if it is ready.
+    pub fn get(&self) -> Option<Arc<Pce>> {
+        match &*self.lock() {
+            SlotState::Ready(pce) => Some(Arc::clone(pce)),
+            _ => None,
+        }
+    }
+
+    /// Bytes of the ready PCE (0 while none is).
+    pub fn bytes(&self) -> usize {
+        self.get().map_or(0, |p| p.byte_size())
+    }
+
+    /// Claims the build: true (and the slot marked building) when nothing is ready or being
+    /// built; the caller must then call [`PceSlot::finish`].
+    pub fn claim(&self) -> bool {
+        let mut state = self.lock();
+        if matches!(*state, SlotState::Absent) {
+            *state = SlotState::Building;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Ends a claimed build: attaches `pce`, or with None leaves the slot empty for a later try.
+    pub fn finish(&self, pce: Option<Pce>) -> Option<Arc<Pce>> {
+        let pce = pce.map(Arc::new);
+        *self.lock() = match &pce {
+            Some(p) => SlotState::Ready(Arc::clone(p)),
+            None => SlotState::Absent,
+        };
+        self.built.notify_all();
+        pce
+    }
+
+    /// The PCE, building it with `build` when nothing is ready; waits for a build already
+    /// under way (by another caller or in the background).
+    pub fn get_or_build<E>(
+        &self,
+        build: impl FnOnce() -> std::result::Result<Pce, E>,
+    ) -> std::result::Result<Arc<Pce>, E> {
+        let mut state = self.lock();
+        loop {
+            match &*state {
+                SlotState::Ready(pce) => return Ok(Arc::clone(pce)),
+                SlotState::Building => {
+                    state = self.built.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
+                SlotState::Absent => break,
+            }
+        }
+        *state = SlotState::Building;
+        drop(state);
+        match build() {
+            Ok(pce) => Ok(self.finish(Some(pce)).expect("just attached")),
+            Err(e) => {
+                self.finish(None);
+                Err(e)
+            }
+        }
     }
 }
