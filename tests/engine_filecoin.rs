@@ -11,6 +11,17 @@ use cuzk::proofs::workload::FilecoinWorkload;
 #[test]
 fn engine_proves_every_2k_kind_concurrently() {
     let fx = common::fixture();
+    // Saved PCEs (recorded here if missing) are loaded by the engine's first synthesis of each
+    // kind, so their bytes are charged with the parameters by the time the jobs finish.
+    let mut expected_resident = std::collections::HashMap::new();
+    for kind in cuzk::proofs::circuits::CircuitKind::all_2k() {
+        let srs = fx.srs.get(kind).unwrap();
+        let pce = cuzk::proofs::pce::kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+        expected_resident.insert(
+            cuzk::proofs::workload::srs_key(kind),
+            (srs.byte_size() + pce.byte_size()) as u64,
+        );
+    }
     let engine = Engine::open_cpu(Config::default()).unwrap();
     let workloads: Vec<(&str, Arc<FilecoinWorkload>)> = fx
         .data
@@ -46,4 +57,11 @@ fn engine_proves_every_2k_kind_concurrently() {
         4,
         "one resident SRS per circuit, shared by both PoReps"
     );
+    for (key, bytes, _) in &status.srs_resident {
+        assert_eq!(
+            Some(bytes),
+            expected_resident.get(key),
+            "{key}: resident bytes are the parameters plus their PCE"
+        );
+    }
 }
