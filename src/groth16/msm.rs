@@ -107,11 +107,18 @@ pub fn scalar_census(scalars: &[ScalarBytes]) -> (usize, usize, usize) {
 /// Defines a bit-aware MSM for one group: per parallel chunk, classify the scalars, add the
 /// points of the ones (`$adds`), Pippenger over the others (`$pippenger`), then sum the chunks.
 macro_rules! bit_aware_msm {
-    ($name:ident, $affine:ty, $proj:ty, $blst_affine:ty, $blst_proj:ty, $adds:path, $pippenger:path, $scratch:path) => {
+    ($name:ident, $plain:path, $affine:ty, $proj:ty, $blst_affine:ty, $blst_proj:ty, $adds:path, $pippenger:path, $scratch:path) => {
         /// `sum scalars[i] * bases[i]`, skipping zeros and adding the points of ones (see the
-        /// module doc). Same result as the plain MSM; the slices must have equal length.
+        /// module doc); scalars less than 1/8 zeros and ones go to the plain MSM whole. Same
+        /// result as the plain MSM; the slices must have equal length.
         pub fn $name(bases: &[$affine], scalars: &[ScalarBytes]) -> $proj {
             assert_eq!(bases.len(), scalars.len(), "MSM bases and scalars differ");
+            let (zeros, ones, _) = scalar_census(scalars);
+            if (zeros + ones) * 8 < scalars.len() {
+                // Dense scalars (random circuits, h-like vectors): blst's tiled multi-threaded
+                // Pippenger over the contiguous points is the better tool.
+                return $plain(bases, scalars);
+            }
             let threads = rayon::current_num_threads().max(1);
             let chunk = bases.len().div_ceil(threads).max(1 << 12);
             // SAFETY (casts): the blstrs affine types are #[repr(transparent)] over blst's.
@@ -183,6 +190,7 @@ macro_rules! bit_aware_msm {
 
 bit_aware_msm!(
     msm_g1_bits,
+    msm_g1,
     G1Affine,
     G1Projective,
     blst_p1_affine,
@@ -193,6 +201,7 @@ bit_aware_msm!(
 );
 bit_aware_msm!(
     msm_g2_bits,
+    msm_g2,
     G2Affine,
     G2Projective,
     blst_p2_affine,
