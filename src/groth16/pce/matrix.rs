@@ -46,13 +46,6 @@ impl Coeff {
             Coeff::Table(i) => *acc += table[i as usize] * value,
         }
     }
-
-    /// The coefficient's value.
-    pub fn value(self, table: &[Scalar]) -> Scalar {
-        let mut acc = Scalar::ZERO;
-        self.accumulate(table, &mut acc, Scalar::ONE);
-        acc
-    }
 }
 
 /// A compressed sparse matrix; rows are appended in order.
