@@ -61,9 +61,10 @@ fn simulation() {
             Some(real_ms(idle)),
             seeds as usize,
             &format!(
-                "worst={:.1} bound={:.1} node={} memory_waits={} scale=1/{}",
+                "worst={:.1} bound={:.1} wake_up_lateness={:.1} node={} memory_waits={} scale=1/{}",
                 real_ms(worst_of(worst)),
                 real_ms(worst.bound_ms),
+                real_ms(worst.lateness_ms),
                 node.name,
                 runs.iter().map(|r| r.memory_waits).sum::<u64>(),
                 (1000.0 / sim::MS_PER_REAL_SECOND) as u64

@@ -276,8 +276,8 @@ fn winning_post_is_on_time_under_a_full_porep_and_snapdeals_backlog() {
         let r = sim::winning_under_load(node(name), "32g", 3, 7, 1);
         let worst = r.loaded_ms.iter().copied().fold(0.0, f64::max);
         eprintln!(
-            "{name}: WinningPoSt idle {:.2} ms, under load worst {worst:.2} ms, bound {:.2} ms",
-            r.idle_ms, r.bound_ms
+            "{name}: WinningPoSt idle {:.2} ms, under load worst {worst:.2} ms, bound {:.2} ms (wake-up lateness {:.2} ms)",
+            r.idle_ms, r.bound_ms, r.lateness_ms
         );
         assert!(
             worst <= r.bound_ms,
