@@ -9,8 +9,9 @@ use blstrs::{Bls12, Scalar};
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
-    pce, synthesize, synthesize_with_pce, verify, AbcBuffers, Assignment, CpuBackend, Groth16Error,
-    ProverBackend, Randomness, Srs,
+    pce, synthesize, synthesize_parted_with_pce, synthesize_with_pce, verify, AbcBuffers,
+    Assignment, CpuBackend, Groth16Error, PartedCircuit, ProverBackend, Randomness, Srs,
+    WholeCircuit,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -313,4 +314,100 @@ fn a_circuit_that_differs_from_its_recording_is_an_error_and_a_saved_pce_round_t
     assert!(pce::file::load(&path, "key-a")
         .unwrap_err()
         .contains("left in the file"));
+}
+
+/// A parted circuit: the preamble squares a public seed; part i multiplies the square by
+/// constants in a chain of 1 to 3 steps and makes the end a public input. With
+/// `preamble_depends_on_range`, the preamble's seed moves with the first part synthesized: a
+/// circuit that breaks [`PartedCircuit`]'s contract.
+struct Chains {
+    seed: u64,
+    parts: usize,
+    preamble_depends_on_range: bool,
+}
+
+impl PartedCircuit for Chains {
+    fn parts(&self) -> usize {
+        self.parts
+    }
+
+    fn synthesize_parts<CS: bellperson::ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        parts: std::ops::Range<usize>,
+    ) -> Result<(), bellperson::SynthesisError> {
+        let shift = if self.preamble_depends_on_range {
+            parts.start as u64
+        } else {
+            0
+        };
+        let x = Scalar::from(self.seed + shift);
+        let x_var = cs.alloc_input(|| "x", || Ok(x))?;
+        let square = x * x;
+        let square_var = cs.alloc(|| "x^2", || Ok(square))?;
+        cs.enforce(
+            || "square",
+            |l| l + x_var,
+            |l| l + x_var,
+            |l| l + square_var,
+        );
+        for i in parts {
+            let (mut value, mut var) = (square, square_var);
+            for step in 0..=i % 3 {
+                let factor = Scalar::from((i + step + 2) as u64);
+                let next = value * factor;
+                let next_var = cs.alloc(|| "step", || Ok(next))?;
+                cs.enforce(
+                    || "step",
+                    |l| l + var,
+                    |l| l + (factor, CS::one()),
+                    |l| l + next_var,
+                );
+                (value, var) = (next, next_var);
+            }
+            let out = cs.alloc_input(|| "end", || Ok(value))?;
+            cs.enforce(|| "end", |l| l + var, |l| l + CS::one(), |l| l + out);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_parted_circuit_synthesized_in_parallel_is_the_whole_circuit_and_a_moving_preamble_is_refused()
+{
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    for parts in [1, 2, 7] {
+        let chains = |preamble_depends_on_range| Chains {
+            seed: 11,
+            parts,
+            preamble_depends_on_range,
+        };
+        let recorded = pce::record(WholeCircuit(chains(false))).unwrap();
+        let want = synthesize(WholeCircuit(chains(false)), AbcBuffers::default()).unwrap();
+        let got = pool
+            .install(|| {
+                synthesize_parted_with_pce(&chains(false), &recorded, AbcBuffers::default())
+            })
+            .unwrap();
+        assert_same_assignment(&want, &got);
+
+        // Same shape, but a part's preamble differs from the first one: an error, never a
+        // witness stitched from two preambles.
+        let moving = pool.install(|| {
+            synthesize_parted_with_pce(&chains(true), &recorded, AbcBuffers::default())
+        });
+        match (parts, moving) {
+            (1, Ok(_)) => {} // one range only: its preamble is the first one
+            (_, Err(Groth16Error::ShapeMismatch(msg))) => {
+                assert!(msg.contains("preamble"), "{msg}")
+            }
+            (_, other) => panic!(
+                "{parts} parts, moving preamble: {:?}",
+                other.map(|a| a.aux.len())
+            ),
+        }
+    }
 }

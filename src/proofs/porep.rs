@@ -4,6 +4,9 @@
 //! `seal_commit_phase2` does.
 
 use std::any::Any;
+use std::ops::Range;
+
+use bellperson::{ConstraintSystem, SynthesisError};
 
 use blstrs::Scalar;
 use filecoin_hashers::{Domain, Hasher};
@@ -20,6 +23,7 @@ use storage_proofs_porep::stacked::{self, ChallengeRequirements, StackedCompound
 use super::error::{ProofError, ProofResult};
 use super::registry::{self, is_non_interactive, prover_id};
 use super::request::PartitionVisitor;
+use crate::groth16::PartedCircuit;
 
 type VanillaPartitions<Tree> = Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>;
 
@@ -290,17 +294,81 @@ fn partition_circuit<Tree: 'static + MerkleTreeTrait>(
         })?;
     let (public_inputs, pp) = public_setup::<Tree>(req)?;
     if let Some(visitor) = visitor {
-        let circuit =
-            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-                StackedDrg<'_, Tree, DefaultPieceHasher>,
-                _,
-            >>::circuit(&public_inputs, (), &vanilla[k], &pp.vanilla_params, Some(k))
-            .map_err(ProofError::filecoin)?;
-        visitor.visit(circuit)?;
+        let challenges = vanilla.get(k).ok_or_else(|| {
+            ProofError::InvalidArgument(format!("no vanilla proofs for partition {k}"))
+        })?;
+        visitor.visit_parted(StackedParts::new(&public_inputs, challenges)?)?;
     }
     <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
         StackedDrg<'_, Tree, DefaultPieceHasher>,
         _,
     >>::generate_public_inputs(&public_inputs, &pp.vanilla_params, Some(k))
     .map_err(ProofError::filecoin)
+}
+
+/// A PoRep partition's circuit as a preamble (replica id, commitments, the comm_r check) and one
+/// part per challenge, so its witness is generated in parallel: storage-proofs'
+/// `StackedCircuit::synthesize` run over a range of the partition's challenge proofs. The
+/// values are those `StackedCompound::circuit` gives, with the same consistency checks.
+struct StackedParts<'a, Tree: MerkleTreeTrait> {
+    replica_id: <Tree::Hasher as Hasher>::Domain,
+    comm_d: Option<DefaultPieceDomain>,
+    comm_r: Option<<Tree::Hasher as Hasher>::Domain>,
+    comm_r_last: <Tree::Hasher as Hasher>::Domain,
+    comm_c: <Tree::Hasher as Hasher>::Domain,
+    challenges: &'a [stacked::Proof<Tree, DefaultPieceHasher>],
+}
+
+impl<'a, Tree: 'static + MerkleTreeTrait> StackedParts<'a, Tree> {
+    fn new(
+        public_inputs: &stacked::PublicInputs<<Tree::Hasher as Hasher>::Domain, DefaultPieceDomain>,
+        challenges: &'a [stacked::Proof<Tree, DefaultPieceHasher>],
+    ) -> ProofResult<Self> {
+        let first = challenges.first().ok_or_else(|| {
+            ProofError::InvalidArgument("a partition without challenge proofs".into())
+        })?;
+        let (comm_r_last, comm_c) = (first.comm_r_last(), first.comm_c());
+        if challenges
+            .iter()
+            .any(|p| p.comm_r_last() != comm_r_last || p.comm_c() != comm_c)
+        {
+            return Err(ProofError::InvalidArgument(
+                "challenge proofs disagree on comm_r_last or comm_c".into(),
+            ));
+        }
+        Ok(Self {
+            replica_id: public_inputs.replica_id,
+            comm_d: public_inputs.tau.as_ref().map(|t| t.comm_d),
+            comm_r: public_inputs.tau.as_ref().map(|t| t.comm_r),
+            comm_r_last,
+            comm_c,
+            challenges,
+        })
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PartedCircuit for StackedParts<'_, Tree> {
+    fn parts(&self) -> usize {
+        self.challenges.len()
+    }
+
+    fn synthesize_parts<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        parts: Range<usize>,
+    ) -> Result<(), SynthesisError> {
+        let challenges = self
+            .challenges
+            .get(parts)
+            .ok_or(SynthesisError::AssignmentMissing)?;
+        stacked::StackedCircuit::<Tree, DefaultPieceHasher>::synthesize(
+            cs,
+            Some(self.replica_id),
+            self.comm_d,
+            self.comm_r,
+            Some(self.comm_r_last),
+            Some(self.comm_c),
+            challenges.iter().cloned().map(Into::into).collect(),
+        )
+    }
 }

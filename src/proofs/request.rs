@@ -6,12 +6,21 @@ use blstrs::Scalar;
 use super::circuits::CircuitKind;
 use super::error::ProofResult;
 use super::{porep::PoRepRequest, post::PostRequest, snap::SnapDealsRequest};
-use crate::groth16::{synthesize, synthesize_with_pce, AbcBuffers, Assignment, Pce};
+use crate::groth16::{
+    synthesize, synthesize_parted_with_pce, synthesize_with_pce, AbcBuffers, Assignment,
+    PartedCircuit, Pce, WholeCircuit,
+};
 
 /// Receives the circuit of one partition (its concrete type depends on the sector shape).
 pub trait PartitionVisitor {
     /// Called with the partition's circuit, ready to synthesize.
     fn visit<C: Circuit<Scalar> + Send>(&mut self, circuit: C) -> ProofResult<()>;
+
+    /// Called instead of [`Self::visit`] with a circuit whose parts can be synthesized in
+    /// parallel; by default visited whole.
+    fn visit_parted<P: PartedCircuit + Send>(&mut self, circuit: P) -> ProofResult<()> {
+        self.visit(WholeCircuit(circuit))
+    }
 }
 
 /// Any Filecoin proof cuzk can make.
@@ -140,6 +149,15 @@ impl PartitionVisitor for IntoBuffers<'_> {
         self.out = Some(match self.pce {
             Some(pce) => synthesize_with_pce(circuit, pce, buffers)?,
             None => synthesize(circuit, buffers)?,
+        });
+        Ok(())
+    }
+
+    fn visit_parted<P: PartedCircuit + Send>(&mut self, circuit: P) -> ProofResult<()> {
+        let buffers = self.buffers.take().unwrap_or_default();
+        self.out = Some(match self.pce {
+            Some(pce) => synthesize_parted_with_pce(&circuit, pce, buffers)?,
+            None => synthesize(WholeCircuit(circuit), buffers)?,
         });
         Ok(())
     }

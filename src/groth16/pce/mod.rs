@@ -26,7 +26,7 @@ use super::shape::CircuitShape;
 use matrix::{SparseMatrix, ROWS_PER_CHUNK};
 
 pub use recorder::record;
-pub use witness::synthesize_with_pce;
+pub use witness::{synthesize_parted_with_pce, synthesize_with_pce, PartedCircuit, WholeCircuit};
 
 /// First column of aux variables: inputs are columns `0..num_inputs`, aux variable i is column
 /// `AUX_BASE + i` (the input count is not final while a circuit is recorded).

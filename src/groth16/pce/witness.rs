@@ -2,9 +2,12 @@
 //! (`enforce` never builds the linear combinations), then the recorded R1CS turns the witness
 //! into a, b and c.
 
+use std::ops::Range;
+
 use bellperson::{Circuit, ConstraintSystem, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 
 use super::Pce;
 use crate::groth16::assignment::{AbcBuffers, Assignment};
@@ -96,19 +99,110 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     }
 }
 
+/// A circuit made of a preamble and independent parts, so its witness can be generated in
+/// parallel (a PoRep partition: its commitments, then one part per challenge).
+///
+/// `synthesize_parts(cs, r)` synthesizes the preamble followed by parts `r` in order; the whole
+/// circuit is `0..parts()`. A part's values may depend on the preamble's values but never on
+/// another part's, and the preamble allocates the same values whatever the range.
+pub trait PartedCircuit: Sync {
+    /// How many parts the whole circuit has.
+    fn parts(&self) -> usize;
+
+    /// Synthesizes the preamble followed by `parts`, in order.
+    fn synthesize_parts<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        parts: Range<usize>,
+    ) -> std::result::Result<(), SynthesisError>;
+}
+
+/// The whole of a [`PartedCircuit`] as one circuit (for the recorder and the plain prover).
+pub struct WholeCircuit<P>(pub P);
+
+impl<P: PartedCircuit> Circuit<Scalar> for WholeCircuit<P> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> std::result::Result<(), SynthesisError> {
+        let parts = self.0.parts();
+        self.0.synthesize_parts(cs, 0..parts)
+    }
+}
+
 /// Synthesizes `circuit` into `abc` with the recorded R1CS `pce`: the same assignment
 /// [`crate::groth16::synthesize`] produces, or an error when the circuit's variables or
 /// constraints differ in number from the recording.
 pub fn synthesize_with_pce<C: Circuit<Scalar>>(
     circuit: C,
     pce: &Pce,
-    mut abc: AbcBuffers,
+    abc: AbcBuffers,
 ) -> Result<Assignment> {
     let t = std::time::Instant::now();
     let mut cs = WitnessCs::with_capacity(pce.num_inputs, pce.num_aux);
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
     circuit.synthesize(&mut cs)?;
-    let witness_ms = t.elapsed().as_secs_f64() * 1e3;
+    evaluate_witness(cs, pce, abc, t)
+}
+
+/// [`synthesize_with_pce`] for a [`PartedCircuit`]: the preamble once, then the parts in
+/// contiguous ranges, one per thread, each after its own copy of the preamble (whose values must
+/// equal the first copy's and are then dropped), appended in order. The assignment is the one
+/// the whole circuit gives.
+pub fn synthesize_parted_with_pce<P: PartedCircuit>(
+    circuit: &P,
+    pce: &Pce,
+    abc: AbcBuffers,
+) -> Result<Assignment> {
+    let t = std::time::Instant::now();
+    let mut cs = WitnessCs::with_capacity(pce.num_inputs, pce.num_aux);
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize_parts(&mut cs, 0..0)?;
+    // The preamble as a part's own system holds it: without the ONE input.
+    let (preamble_inputs, preamble_aux, preamble_constraints) =
+        (cs.inputs.len() - 1, cs.aux.len(), cs.constraints);
+    let ranges = part_ranges(circuit.parts(), rayon::current_num_threads());
+    let parts: Vec<_> = ranges
+        .into_par_iter()
+        .map(|range| {
+            let mut part = WitnessCs::default();
+            circuit.synthesize_parts(&mut part, range).map(|()| part)
+        })
+        .collect();
+    for (i, part) in parts.into_iter().enumerate() {
+        let part = part?;
+        let same_preamble = part.inputs.get(..preamble_inputs)
+            == cs.inputs.get(1..=preamble_inputs)
+            && part.aux.get(..preamble_aux) == Some(&cs.aux[..preamble_aux])
+            && part.constraints >= preamble_constraints;
+        if !same_preamble {
+            return Err(Groth16Error::ShapeMismatch(format!(
+                "part range {i} of the circuit synthesized a different preamble"
+            )));
+        }
+        cs.inputs.extend_from_slice(&part.inputs[preamble_inputs..]);
+        cs.aux.extend_from_slice(&part.aux[preamble_aux..]);
+        cs.constraints += part.constraints - preamble_constraints;
+    }
+    evaluate_witness(cs, pce, abc, t)
+}
+
+/// `parts` split into at most `threads` contiguous ranges of near-equal length, in order.
+fn part_ranges(parts: usize, threads: usize) -> Vec<Range<usize>> {
+    let ranges = parts.min(threads.max(1));
+    (0..ranges)
+        .map(|i| i * parts / ranges..(i + 1) * parts / ranges)
+        .collect()
+}
+
+/// Checks the witness `cs` against the recording and evaluates a, b and c into `abc`.
+fn evaluate_witness(
+    cs: WitnessCs,
+    pce: &Pce,
+    mut abc: AbcBuffers,
+    started: std::time::Instant,
+) -> Result<Assignment> {
+    let witness_ms = started.elapsed().as_secs_f64() * 1e3;
     // One `x_i * 0 = 0` constraint per input follows the circuit's own.
     let constraints = cs.constraints + cs.inputs.len();
     if (cs.inputs.len(), cs.aux.len(), constraints)
@@ -138,4 +232,26 @@ pub fn synthesize_with_pce<C: Circuit<Scalar>>(
         b_input_density: pce.b_input_density.clone(),
         b_aux_density: pce.b_aux_density.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::part_ranges;
+
+    #[test]
+    fn part_ranges_cover_every_part_once_in_order() {
+        for parts in 0..40 {
+            for threads in 0..20 {
+                let ranges = part_ranges(parts, threads);
+                assert!(ranges.len() <= threads.max(1));
+                let flat: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();
+                assert_eq!(
+                    flat,
+                    (0..parts).collect::<Vec<_>>(),
+                    "{parts} over {threads}"
+                );
+                assert!(ranges.iter().all(|r| !r.is_empty()));
+            }
+        }
+    }
 }
