@@ -1,11 +1,11 @@
 //! Build script: generates the C header `include/cuzk.h` from `src/ffi/` with cbindgen, and
 //! gives the shared library its soname.
 //!
-//! The header is always written to `$OUT_DIR/cuzk.h`; outside CI it is also copied to
-//! `include/cuzk.h` and to `go/cuzk/cuzk.h` (the Go module's own copy, which cgo includes, so
-//! the module builds as a dependency without this repository around it) so developers commit
-//! them. In CI (`CI` set) the committed copies are left alone and `tests/header.rs` fails if
-//! either differs from the generated one.
+//! The header is always written to `$OUT_DIR/cuzk.h`. Only `make header` (which sets
+//! `CUZK_WRITE_HEADER=1`) copies it to `include/cuzk.h` and to `go/cuzk/cuzk.h` (the Go
+//! module's own copy, which cgo includes, so the module builds as a dependency without this
+//! repository around it). No other build touches the committed copies, so `tests/header.rs`
+//! fails, locally as in CI, whenever either differs from what the source generates.
 //!
 //! The cdylib is linked with `-soname libcuzk.so.<major>` (the crate's major version): programs
 //! linked against it record that name, and `make install` installs
@@ -19,7 +19,9 @@ fn main() {
     let ffi_dir = crate_dir.join("src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=src/ffi");
-    println!("cargo:rerun-if-env-changed=CI");
+    println!("cargo:rerun-if-env-changed=CUZK_WRITE_HEADER");
+    println!("cargo:rerun-if-changed=include/cuzk.h");
+    println!("cargo:rerun-if-changed=go/cuzk/cuzk.h");
 
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("cbindgen.toml is readable and valid");
@@ -42,7 +44,7 @@ fn main() {
         .expect("cbindgen could not generate the header")
         .write_to_file(&generated);
 
-    if std::env::var_os("CI").is_none() {
+    if std::env::var_os("CUZK_WRITE_HEADER").is_some_and(|v| v == "1") {
         copy_if_changed(&generated, &crate_dir.join("include/cuzk.h"));
         copy_if_changed(&generated, &crate_dir.join("go/cuzk/cuzk.h"));
     }

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 // Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-#define CUZK_ABI_VERSION 4
+#define CUZK_ABI_VERSION 5
 
 // `partition_index` value for `cuzk_prove_window_post` meaning "every partition": the vanilla
 // proofs are cut into partitions and the merged WindowPoSt proof is returned.
@@ -59,9 +59,9 @@ enum CuzkCode
 typedef int32_t CuzkCode;
 #endif // __cplusplus
 
-// An open engine (opaque to C). Created by `cuzk_engine_open`, released by
-// `cuzk_engine_close`. Calls on one handle may come from any thread, but not concurrently
-// with `cuzk_engine_close` on it.
+// An engine as C sees it: an opaque handle from `cuzk_engine_open` (or `cuzk_default_engine`),
+// shared by reference count and checked on every call. Any call may race `cuzk_engine_close` on
+// it; a call with a closed handle returns `CUZK_CODE_CLOSED`.
 typedef struct CuzkEngine CuzkEngine;
 
 // A borrowed byte slice passed in by the caller (valid for the call only). `ptr` may be null
@@ -255,19 +255,22 @@ CuzkCode cuzk_engine_open(const char *config_toml, struct CuzkEngine **out, char
 
 // Writes the process-wide default engine (the one `cuzk_prove_*` use with a null engine) to
 // `*out`, opening it with the default config on first use. The handle lives until the
-// process exits; `cuzk_engine_close` ignores it.
+// process exits; `cuzk_engine_close` refuses it.
 //
 // # Safety
 // `out` writable; `err` null or writable.
 CuzkCode cuzk_default_engine(const struct CuzkEngine **out, char **err);
 
-// Closes an engine and frees the handle: unfinished jobs fail with `CUZK_CLOSED`, buffers and
-// parameters are released. Null and the default engine are ignored. The handle must not be
-// used afterwards.
+// Closes an engine and drops C's reference to it: unfinished jobs fail with `CUZK_CLOSED`
+// (calls waiting on them return), buffers and parameters are released once the calls still
+// inside the engine return. Safe to call concurrently with any other call on the handle:
+// later calls with it return `CUZK_CODE_CLOSED`. Returns `CUZK_CODE_CLOSED` for a handle
+// already closed, `CUZK_CODE_INVALID_INPUT` for the default engine (it lives until the
+// process exits), `CUZK_CODE_OK` for null (nothing to close). `*err` as for every call.
 //
 // # Safety
-// `e` null or a live handle, not used concurrently by another call.
-void cuzk_engine_close(struct CuzkEngine *e);
+// `err` null or writable.
+CuzkCode cuzk_engine_close(const struct CuzkEngine *e, char **err);
 
 // Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
 // (partition proofs in order; free with `cuzk_bytes_free`) and, when `timings_out` is not
@@ -296,7 +299,7 @@ CuzkCode cuzk_cancel(const struct CuzkEngine *e, uint64_t job, char **err);
 // `cuzk_string_free`).
 //
 // # Safety
-// `e` a live handle; `err` null or writable.
+// `err` null or writable.
 CuzkCode cuzk_job_release(const struct CuzkEngine *e, uint64_t job, char **err);
 
 // Writes the engine status as JSON to `*json_out` (owned; free with `cuzk_string_free`).
@@ -353,7 +356,7 @@ CuzkCode cuzk_submit_porep(const struct CuzkEngine *e,
 // `cuzk_bytes_free`).
 //
 // # Safety
-// `e` null or a live handle; pointers valid for their lengths; `proof_out` writable; `err`
+// `e` null or an engine handle (closed ones are refused); pointers valid for their lengths; `proof_out` writable; `err`
 // null or writable.
 CuzkCode cuzk_prove_porep(const struct CuzkEngine *e,
                           const uint8_t *c1_json,

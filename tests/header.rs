@@ -7,7 +7,7 @@ fn check(rel: &str) {
     let committed = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
     assert!(
         committed == generated,
-        "{rel} is stale: build outside CI (`cargo build`) to regenerate it, then commit it"
+        "{rel} is stale: run `make header` to regenerate it from src/ffi, then commit it"
     );
     assert!(generated.contains("uint32_t cuzk_abi_version(void);"));
 }

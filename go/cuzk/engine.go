@@ -25,10 +25,10 @@ type Config struct {
 	TOML string
 }
 
-// Engine is an open cuzk engine. Its methods are safe for concurrent use; Close waits for
-// calls in progress and makes later calls return ErrClosed.
+// Engine is an open cuzk engine. Its methods are safe for concurrent use, Close included:
+// the library checks the handle on every call, so Close never waits for other calls; calls in
+// progress and later calls return ErrClosed.
 type Engine struct {
-	mu        sync.RWMutex
 	handle    *C.CuzkEngine
 	isDefault bool
 }
@@ -86,13 +86,9 @@ func Open(cfg Config) (*Engine, error) {
 	return &Engine{handle: handle}, nil
 }
 
-// with runs f with the handle under the read lock, or returns ErrClosed.
+// with runs f with the handle. The library refuses a closed handle with CodeClosed, so no
+// lock is needed here and Close never waits for f.
 func (e *Engine) with(f func(h *C.CuzkEngine) error) error {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.handle == nil {
-		return &Error{Code: CodeClosed, Message: "engine is closed"}
-	}
 	return f(e.handle)
 }
 
@@ -370,19 +366,12 @@ func (e *Engine) Summary() (Summary, error) {
 	}, nil
 }
 
-// Close stops the engine: unfinished jobs fail with ErrClosed; later calls return ErrClosed.
+// Close stops the engine: unfinished jobs fail with ErrClosed, calls waiting on them return,
+// later calls return ErrClosed. It does not wait for other calls. A second Close returns
+// ErrClosed; closing the default engine returns ErrInvalidInput.
 func (e *Engine) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.handle == nil {
-		return &Error{Code: CodeClosed, Message: "engine is closed"}
-	}
-	if e.isDefault {
-		return &Error{Code: CodeInvalidInput, Message: "the default engine lives until the process exits"}
-	}
-	C.cuzk_engine_close(e.handle)
-	e.handle = nil
-	return nil
+	var msg *C.char
+	return takeError(C.cuzk_engine_close(e.handle, &msg), msg)
 }
 
 // Preload decodes a circuit's parameters now ("porep-2k", "winning-32g", ...).

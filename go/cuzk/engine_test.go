@@ -3,6 +3,7 @@ package cuzk_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -213,6 +214,70 @@ func TestCloseWithWorkInFlight(t *testing.T) {
 	}
 	if err := e.Close(); !errors.Is(err, cuzk.ErrClosed) {
 		t.Fatalf("second close: %v", err)
+	}
+}
+
+// Close racing Status, Await and Submit from other goroutines: it returns without waiting for
+// them, every racing call ends with ErrClosed (or a finished result), and the closed handle is
+// refused by the library itself, not by the Go wrapper.
+func TestCloseRacesEveryCall(t *testing.T) {
+	d := testdata.Load(t)
+	e, err := cuzk.Open(cuzk.Config{TOML: "synthesis_workers = 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := submitWindow(t, e, d)
+	w := d.Window
+	rnd, vanilla := testdata.Hex(t, w.Randomness), d.Files(t, w.VanillaFiles)
+	var statusCalls sync.WaitGroup
+	statusCalls.Add(2)
+	ended := make(chan error, 4)
+	for i := 0; i < 2; i++ {
+		go func() {
+			for n := 0; ; n++ {
+				if n == 50 {
+					statusCalls.Done()
+				}
+				if _, err := e.Status(); err != nil {
+					if n < 50 {
+						statusCalls.Done()
+					}
+					ended <- err
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		_, err := e.Await(context.Background(), id)
+		if err == nil {
+			err = cuzk.ErrClosed // finished before the close: nothing left to race
+		}
+		ended <- err
+	}()
+	go func() {
+		for {
+			job, err := e.SubmitWindowPoSt(w.Registered, rnd, d.MinerID, vanilla, w.Partition)
+			if err != nil {
+				ended <- err
+				return
+			}
+			_ = e.Release(job)
+		}
+	}()
+	statusCalls.Wait()
+	if err := e.Close(); err != nil {
+		t.Fatalf("close under load: %v", err)
+	}
+	for i := 0; i < 4; i++ {
+		if err := <-ended; !errors.Is(err, cuzk.ErrClosed) {
+			t.Errorf("a call racing Close ended with %v", err)
+		}
+	}
+	_, err = e.Status()
+	var ce *cuzk.Error
+	if !errors.As(err, &ce) || ce.Code != cuzk.CodeClosed || !strings.Contains(ce.Message, "handle is closed") {
+		t.Fatalf("status after close: %v (want the library's closed-handle error)", err)
 	}
 }
 

@@ -2,10 +2,11 @@
 
 use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::guard::{call, non_null, FfiError};
+use super::handle::{HandleTable, SharedHandle};
 use super::jobs::Output;
 use super::status::CuzkStatus;
 use super::types::{CuzkBytes, CuzkCode, CuzkTimings};
@@ -14,31 +15,47 @@ use crate::groth16::paramgen::cache::cache_dir;
 use crate::proofs::circuits::CircuitKind;
 use crate::proofs::workload::{preload_kind, srs_key};
 
-/// An open engine (opaque to C). Created by `cuzk_engine_open`, released by
-/// `cuzk_engine_close`. Calls on one handle may come from any thread, but not concurrently
-/// with `cuzk_engine_close` on it.
+/// An engine as C sees it: an opaque handle from `cuzk_engine_open` (or `cuzk_default_engine`),
+/// shared by reference count and checked on every call. Any call may race `cuzk_engine_close` on
+/// it; a call with a closed handle returns `CUZK_CODE_CLOSED`.
 pub struct CuzkEngine {
+    _opaque: [u8; 0],
+}
+
+/// The engine behind a [`CuzkEngine`] handle.
+pub struct OpenEngine {
     pub(super) engine: Engine,
     pub(super) params_dir: PathBuf,
     /// Synthesize through the circuits' pre-compiled constraint systems (config `pce`).
     pub(super) pce: bool,
-    /// The process-wide default engine: never freed, `cuzk_engine_close` ignores it.
+    /// The process-wide default engine: `cuzk_engine_close` refuses it.
     is_default: bool,
 }
 
-/// The process-wide default engine behind the one-shot `cuzk_prove_*` calls with a null
-/// engine. Opened on first use; a failed open is retried on the next call.
-static DEFAULT_ENGINE: Mutex<Option<&'static CuzkEngine>> = Mutex::new(None);
+static ENGINES: HandleTable<OpenEngine> = HandleTable::new();
+
+impl SharedHandle for OpenEngine {
+    type Opaque = CuzkEngine;
+    const NAME: &'static str = "engine";
+
+    fn table() -> &'static HandleTable<Self> {
+        &ENGINES
+    }
+}
+
+/// The handle of the process-wide default engine behind the one-shot `cuzk_prove_*` calls
+/// with a null engine. Opened on first use; a failed open is retried on the next call.
+static DEFAULT_ENGINE: Mutex<Option<usize>> = Mutex::new(None);
 
 /// Opens an engine from an optional TOML config plus `CUZK_*` environment overrides.
-fn open(config_toml: Option<&str>, is_default: bool) -> Result<CuzkEngine, FfiError> {
+fn open(config_toml: Option<&str>, is_default: bool) -> Result<OpenEngine, FfiError> {
     let config = match config_toml {
         None => Config::default(),
         Some(text) => Config::from_toml(text).map_err(invalid)?,
     };
     let config = config.with_env_overrides().map_err(invalid)?;
     let pce = config.pce;
-    Ok(CuzkEngine {
+    Ok(OpenEngine {
         engine: Engine::open_configured(config)?,
         params_dir: cache_dir(),
         pce,
@@ -46,39 +63,35 @@ fn open(config_toml: Option<&str>, is_default: bool) -> Result<CuzkEngine, FfiEr
     })
 }
 
-/// The process-wide default engine, opened on first use with the default config.
-pub(super) fn default_engine() -> Result<&'static CuzkEngine, FfiError> {
+/// The process-wide default engine and its handle, opened on first use with the default
+/// config.
+fn default_engine() -> Result<(Arc<OpenEngine>, *const CuzkEngine), FfiError> {
     let mut slot = DEFAULT_ENGINE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(e) = *slot {
-        return Ok(e);
+    if let Some(handle) = *slot {
+        let handle = handle as *const CuzkEngine;
+        return Ok((OpenEngine::from_handle(handle)?, handle));
     }
-    let e: &'static CuzkEngine = Box::leak(Box::new(open(None, true)?));
-    *slot = Some(e);
-    Ok(e)
+    let engine = Arc::new(open(None, true)?);
+    let handle = OpenEngine::into_handle(Arc::clone(&engine))?;
+    *slot = Some(handle as usize);
+    Ok((engine, handle))
 }
 
 /// The engine for a job call: one-shot proving (`Output::Proof`) takes a null handle as the
 /// default engine; queued jobs need an explicit handle to await them on.
-///
-/// # Safety
-/// `e` must be null or a live handle from `cuzk_engine_open` / `cuzk_default_engine`.
-pub(super) unsafe fn engine_or_default<'a>(
+pub(super) fn engine_or_default(
     e: *const CuzkEngine,
     out: &Output,
-) -> Result<&'a CuzkEngine, FfiError> {
+) -> Result<Arc<OpenEngine>, FfiError> {
     match (e.is_null(), out) {
-        (true, Output::Proof(_)) => default_engine(),
-        _ => engine(e),
+        (true, Output::Proof(_)) => default_engine().map(|(engine, _)| engine),
+        _ => OpenEngine::from_handle(e),
     }
 }
 
-/// Borrows the engine behind a handle.
-///
-/// # Safety
-/// `e` must be null or a live handle from `cuzk_engine_open`.
-unsafe fn engine<'a>(e: *const CuzkEngine) -> Result<&'a CuzkEngine, FfiError> {
-    non_null(e, "engine")?;
-    Ok(&*e)
+/// The engine behind a handle, held for the call.
+fn engine(e: *const CuzkEngine) -> Result<Arc<OpenEngine>, FfiError> {
+    OpenEngine::from_handle(e)
 }
 
 /// An `InvalidInput` error.
@@ -109,14 +122,14 @@ pub unsafe extern "C" fn cuzk_engine_open(
                     .map_err(|_| invalid("config is not UTF-8"))?,
             )
         };
-        *out = Box::into_raw(Box::new(open(text, false)?));
+        *out = OpenEngine::into_handle(Arc::new(open(text, false)?))?;
         Ok(())
     })
 }
 
 /// Writes the process-wide default engine (the one `cuzk_prove_*` use with a null engine) to
 /// `*out`, opening it with the default config on first use. The handle lives until the
-/// process exits; `cuzk_engine_close` ignores it.
+/// process exits; `cuzk_engine_close` refuses it.
 ///
 /// # Safety
 /// `out` writable; `err` null or writable.
@@ -127,27 +140,37 @@ pub unsafe extern "C" fn cuzk_default_engine(
 ) -> CuzkCode {
     call(err, || {
         non_null(out, "out")?;
-        *out = default_engine()?;
+        *out = default_engine()?.1;
         Ok(())
     })
 }
 
-/// Closes an engine and frees the handle: unfinished jobs fail with `CUZK_CLOSED`, buffers and
-/// parameters are released. Null and the default engine are ignored. The handle must not be
-/// used afterwards.
+/// Closes an engine and drops C's reference to it: unfinished jobs fail with `CUZK_CLOSED`
+/// (calls waiting on them return), buffers and parameters are released once the calls still
+/// inside the engine return. Safe to call concurrently with any other call on the handle:
+/// later calls with it return `CUZK_CODE_CLOSED`. Returns `CUZK_CODE_CLOSED` for a handle
+/// already closed, `CUZK_CODE_INVALID_INPUT` for the default engine (it lives until the
+/// process exits), `CUZK_CODE_OK` for null (nothing to close). `*err` as for every call.
 ///
 /// # Safety
-/// `e` null or a live handle, not used concurrently by another call.
+/// `err` null or writable.
 #[no_mangle]
-pub unsafe extern "C" fn cuzk_engine_close(e: *mut CuzkEngine) {
-    if e.is_null() || (*e).is_default {
-        return;
-    }
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let handle = Box::from_raw(e);
-        handle.engine.close();
-        drop(handle);
-    }));
+pub unsafe extern "C" fn cuzk_engine_close(
+    e: *const CuzkEngine,
+    err: *mut *mut c_char,
+) -> CuzkCode {
+    call(err, || {
+        if e.is_null() {
+            return Ok(());
+        }
+        if engine(e)?.is_default {
+            return Err(invalid("the default engine lives until the process exits"));
+        }
+        let open = OpenEngine::release(e)
+            .ok_or_else(|| FfiError::new(CuzkCode::Closed, "engine handle is already closed"))?;
+        open.engine.close();
+        Ok(())
+    })
 }
 
 /// Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
@@ -205,7 +228,7 @@ pub unsafe extern "C" fn cuzk_cancel(
 /// `cuzk_string_free`).
 ///
 /// # Safety
-/// `e` a live handle; `err` null or writable.
+/// `err` null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_job_release(
     e: *const CuzkEngine,

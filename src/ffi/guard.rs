@@ -9,6 +9,7 @@ use crate::engine::EngineError;
 use crate::proofs::ProofError;
 
 /// An error on its way to C: a code and a message.
+#[derive(Debug)]
 pub struct FfiError {
     /// The code returned.
     pub code: CuzkCode,

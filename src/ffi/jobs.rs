@@ -5,7 +5,7 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use super::engine::{engine_or_default, invalid, CuzkEngine};
+use super::engine::{engine_or_default, invalid, CuzkEngine, OpenEngine};
 use super::guard::{bytes, call, non_null, slices, FfiError};
 use super::types::{CuzkBytes, CuzkCode, CuzkSlice};
 use crate::engine::{JobId, Workload};
@@ -23,14 +23,14 @@ pub const CUZK_ALL_PARTITIONS: u64 = u64::MAX;
 /// `registered_proof` value for PoRep meaning "take it from the C1 output".
 pub const CUZK_REGISTERED_FROM_C1: u64 = u64::MAX;
 
-fn submit(e: &CuzkEngine, request: ProofRequest) -> Result<JobId, FfiError> {
+fn submit(e: &OpenEngine, request: ProofRequest) -> Result<JobId, FfiError> {
     let workload: Arc<dyn Workload> = FilecoinWorkload::new(request, e.params_dir.clone(), e.pce);
     Ok(e.engine.submit(workload)?)
 }
 
 /// Submits every request, then waits for all of them in order and concatenates the proofs.
 /// If a submit fails, the jobs already queued are cancelled.
-fn prove_all(e: &CuzkEngine, requests: Vec<ProofRequest>) -> Result<Vec<u8>, FfiError> {
+fn prove_all(e: &OpenEngine, requests: Vec<ProofRequest>) -> Result<Vec<u8>, FfiError> {
     let mut jobs = Vec::with_capacity(requests.len());
     for request in requests {
         match submit(e, request) {
@@ -83,14 +83,14 @@ impl Output {
         }
     }
 
-    fn deliver(self, e: &CuzkEngine, requests: Vec<ProofRequest>) -> Result<(), FfiError> {
+    fn deliver(self, e: &OpenEngine, requests: Vec<ProofRequest>) -> Result<(), FfiError> {
         self.deliver_checked(e, requests, |_| Ok(()))
     }
 
     /// As `deliver`; a proof (not a job id) must also pass `check` before it is handed out.
     fn deliver_checked(
         self,
-        e: &CuzkEngine,
+        e: &OpenEngine,
         requests: Vec<ProofRequest>,
         check: impl FnOnce(&[u8]) -> Result<(), FfiError>,
     ) -> Result<(), FfiError> {
@@ -136,7 +136,7 @@ unsafe fn porep(
         }
         Some(miner_id) => PoRepRequest::parse(c1, registered_proof, sector_number, miner_id)?,
     };
-    out.deliver(e, vec![ProofRequest::PoRep(request)])
+    out.deliver(&e, vec![ProofRequest::PoRep(request)])
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -181,7 +181,7 @@ unsafe fn post(
                 .collect();
             let randomness = randomness.to_vec();
             let requests = requests.into_iter().map(ProofRequest::Post).collect();
-            return out.deliver_checked(e, requests, move |proof| {
+            return out.deliver_checked(&e, requests, move |proof| {
                 let entry = [(registered_proof, proof.to_vec())];
                 match verify_window_post(&randomness, miner_id, &sectors, &entry)? {
                     true => Ok(()),
@@ -204,7 +204,7 @@ unsafe fn post(
             )?]
         }
     };
-    out.deliver(e, requests.into_iter().map(ProofRequest::Post).collect())
+    out.deliver(&e, requests.into_iter().map(ProofRequest::Post).collect())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -228,7 +228,7 @@ unsafe fn snap(
         bytes(comm_r_new.ptr, comm_r_new.len, "comm_r_new")?,
         bytes(comm_d_new.ptr, comm_d_new.len, "comm_d_new")?,
     )?;
-    out.deliver(e, vec![ProofRequest::SnapDeals(request)])
+    out.deliver(&e, vec![ProofRequest::SnapDeals(request)])
 }
 
 /// Queues a PoRep C2 job. `c1_json` (the C1 output) is borrowed for the call.
@@ -268,7 +268,7 @@ pub unsafe extern "C" fn cuzk_submit_porep(
 /// `cuzk_bytes_free`).
 ///
 /// # Safety
-/// `e` null or a live handle; pointers valid for their lengths; `proof_out` writable; `err`
+/// `e` null or an engine handle (closed ones are refused); pointers valid for their lengths; `proof_out` writable; `err`
 /// null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_prove_porep(

@@ -7,6 +7,7 @@
 pub mod aggregate;
 pub mod engine;
 pub mod guard;
+pub mod handle;
 pub mod jobs;
 pub mod memory;
 pub mod plan;
@@ -18,7 +19,7 @@ pub mod verify;
 pub use types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
 
 /// Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-pub const CUZK_ABI_VERSION: u32 = 4;
+pub const CUZK_ABI_VERSION: u32 = 5;
 
 /// Returns the C ABI version this library implements (compare with `CUZK_ABI_VERSION`).
 #[no_mangle]

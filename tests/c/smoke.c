@@ -1,5 +1,7 @@
 /* C smoke test of the cuzk ABI: compiled against include/cuzk.h, linked to the built library.
  * Usage: smoke <testdata-2k dir>. Exits non-zero on the first failed check. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,98 @@ static unsigned char *read_file(const char *dir, const char *name, size_t *len) 
   if (fread(buf, 1, *len, f) != *len) exit(2);
   fclose(f);
   return buf;
+}
+
+/* What one racing thread does to the engine until a call says it is closed. */
+enum race_role { RACE_STATUS, RACE_AWAIT, RACE_SUBMIT };
+
+struct race {
+  const CuzkEngine *engine;
+  enum race_role role;
+  uint64_t job;
+  const unsigned char *randomness;
+  size_t rlen;
+  const CuzkSlice *vanilla;
+  atomic_long *calls;
+  CuzkCode last; /* the code of the call that ended the loop */
+};
+
+static void *race_close(void *arg) {
+  struct race *r = arg;
+  for (;;) {
+    char *err = NULL;
+    CuzkCode code;
+    if (r->role == RACE_STATUS) {
+      CuzkStatus status;
+      code = cuzk_status(r->engine, &status, &err);
+    } else if (r->role == RACE_AWAIT) {
+      CuzkBytes proof = {0};
+      code = cuzk_await(r->engine, r->job, -1, &proof, NULL, &err);
+      cuzk_bytes_free(&proof);
+      if (code == CUZK_CODE_OK) code = CUZK_CODE_CLOSED; /* finished first: nothing to wait for */
+    } else {
+      uint64_t job = 0;
+      code = cuzk_submit_window_post(r->engine, 10, r->randomness, r->rlen, 1000,
+                                     r->vanilla, 2, 0, &job, &err);
+      if (code == CUZK_CODE_OK) cuzk_job_release(r->engine, job, NULL);
+    }
+    cuzk_string_free(err);
+    atomic_fetch_add(r->calls, 1);
+    if (code != CUZK_CODE_OK) {
+      r->last = code;
+      return NULL;
+    }
+  }
+}
+
+/* cuzk_engine_close racing status, await and submit calls from other threads: every call
+ * returns OK or CLOSED, nothing touches freed memory (valgrind runs this too), and the closed
+ * handle is refused afterwards. */
+static void close_races_calls(const unsigned char *randomness, size_t rlen,
+                              const CuzkSlice *vanilla) {
+  CuzkEngine *engine = NULL;
+  char *err = NULL;
+  CuzkCode code = cuzk_engine_open("synthesis_workers = 1\n", &engine, &err);
+  CHECK(code == CUZK_CODE_OK, "open for the race: %d %s", code, err ? err : "");
+  cuzk_string_free(err);
+  uint64_t job = 0;
+  code = cuzk_submit_window_post(engine, 10, randomness, rlen, 1000, vanilla, 2, 0, &job, NULL);
+  CHECK(code == CUZK_CODE_OK, "submit for the race: %d", code);
+
+  enum { THREADS = 5 };
+  atomic_long calls = 0;
+  struct race races[THREADS];
+  pthread_t threads[THREADS];
+  enum race_role roles[THREADS] = {RACE_STATUS, RACE_STATUS, RACE_AWAIT, RACE_SUBMIT, RACE_STATUS};
+  for (int i = 0; i < THREADS; i++) {
+    races[i] = (struct race){engine, roles[i], job, randomness, rlen, vanilla, &calls, CUZK_CODE_OK};
+    pthread_create(&threads[i], NULL, race_close, &races[i]);
+  }
+  /* Close while the status threads are calling (they never stop on their own). */
+  while (atomic_load(&calls) < 200) {
+  }
+  err = NULL;
+  code = cuzk_engine_close(engine, &err);
+  CHECK(code == CUZK_CODE_OK, "close under load: %d %s", code, err ? err : "");
+  cuzk_string_free(err);
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(threads[i], NULL);
+    CHECK(races[i].last == CUZK_CODE_CLOSED, "racing thread %d (role %d) ended with %d", i,
+          (int)races[i].role, races[i].last);
+  }
+  CuzkStatus status;
+  err = NULL;
+  code = cuzk_status(engine, &status, &err);
+  CHECK(code == CUZK_CODE_CLOSED && err && strstr(err, "closed"), "status after close: %d %s",
+        code, err ? err : "");
+  cuzk_string_free(err);
+  err = NULL;
+  code = cuzk_engine_close(engine, &err);
+  CHECK(code == CUZK_CODE_CLOSED && err, "second close: %d", code);
+  cuzk_string_free(err);
+  /* A made-up handle is refused, not dereferenced. */
+  code = cuzk_status((const CuzkEngine *)(uintptr_t)0x1000, &status, NULL);
+  CHECK(code == CUZK_CODE_CLOSED, "forged handle: %d", code);
 }
 
 int main(int argc, char **argv) {
@@ -107,8 +201,11 @@ int main(int argc, char **argv) {
         "status struct: completed %llu backend %.32s", (unsigned long long)status.jobs_completed,
         status.backend);
 
-  cuzk_engine_close(engine);
-  cuzk_engine_close(NULL);
+  code = cuzk_engine_close(engine, NULL);
+  CHECK(code == CUZK_CODE_OK, "close: %d", code);
+  code = cuzk_engine_close(NULL, NULL);
+  CHECK(code == CUZK_CODE_OK, "close(NULL): %d", code);
+  close_races_calls(randomness, rlen, vanilla);
 
   /* Planning: a plan as JSON; bad requests are caller errors. */
   json = NULL;
@@ -165,7 +262,10 @@ int main(int argc, char **argv) {
   const CuzkEngine *shared = NULL;
   code = cuzk_default_engine(&shared, NULL);
   CHECK(code == CUZK_CODE_OK && shared, "default engine: %d", code);
-  cuzk_engine_close((CuzkEngine *)shared); /* ignored for the default engine */
+  err = NULL;
+  code = cuzk_engine_close(shared, &err); /* refused for the default engine */
+  CHECK(code == CUZK_CODE_INVALID_INPUT && err, "closing the default engine: %d", code);
+  cuzk_string_free(err);
   code = cuzk_status(shared, &status, NULL);
   CHECK(code == CUZK_CODE_OK && status.jobs_completed == 1 && !status.closed,
         "default engine served the one-shot job and survives close: %d", code);
