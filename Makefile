@@ -18,7 +18,7 @@ CUZK := $(TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine synth msm
 
-.PHONY: deps cuda-deps build fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test link-test interop-test gpu-bundle bench install
+.PHONY: deps cuda-deps build header fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test default-lib-test link-test interop-test gpu-bundle bench install
 
 # cgo finds cuzk through pkg-config (go/cuzk/link_*.go); `make go-lib` writes the .pc files for
 # the library cargo built here to go/lib. The Go targets below run with GO_ENV.
@@ -36,6 +36,11 @@ deps:
 
 build: deps
 	$(CARGO) build --release
+
+## Regenerates the committed C headers (include/cuzk.h, go/cuzk/cuzk.h) from src/ffi; no other
+## target writes them, so tests/header.rs fails whenever they are stale.
+header: deps
+	CUZK_WRITE_HEADER=1 $(CARGO) build --release
 
 ## Parameters (fast random test parameters) and 2 KiB test data, generated once and cached.
 fixtures: build
@@ -81,7 +86,7 @@ go-lib: build
 	$(link_go_lib)
 
 go-test: fixtures go-lib
-	cd go && $(GO_ENV) go vet ./... && $(GO_ENV) GOEXPERIMENT=cgocheck2 go test -count=1 -timeout 30m ./...
+	cd go && $(GO_ENV) go vet ./... && $(GO_ENV) GOEXPERIMENT=cgocheck2 go test -race -count=1 -timeout 30m ./...
 
 ## Installs the libraries, the header and the pkg-config files under $(DESTDIR)$(PREFIX).
 install: build
@@ -134,9 +139,11 @@ cuda-test: cuda-deps
 ## after the Go tests and before cuda-test, which rebuilds cuzk with CUDA.
 EMU_OUT := $(CUZK_CACHE)/emu-check
 EMU_BUNDLE := $(CUZK_CACHE)/emu-bundle
+emu-test: export CUZK_ALLOW_EMULATED_GPUS = 1
 emu-test: fixtures
 	$(CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
 	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_fallback
+	env -u CUZK_ALLOW_EMULATED_GPUS $(CARGO) test --release --features gpu-emulator --test gpu_emulator_opt_in
 	$(CARGO) build --release --features gpu-emulator --bin cuzk
 	scripts/make-gpu-bundle.sh $(CUZK) "$(EMU_BUNDLE)"
 	@# As on a machine where the bundled binary cannot start: point its ELF interpreter at a
@@ -151,7 +158,18 @@ emu-test: fixtures
 	$(link_go_lib)
 	cd go && $(GO_ENV) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
 	@grep -v '^\[' "$(EMU_OUT)/demo.log" | sed -n '1,8p'
-	@grep -q '"backend": "cuda:0,1"' "$(EMU_OUT)/demo.log" || { echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
+	@grep -q '"backend": "emulated-cuda:0,1"' "$(EMU_OUT)/demo.log" || { echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
+
+## Last in `make test`: emu-test and cuda-test built cuzk with other features into the same
+## target directory (their own directories would rebuild every dependency, ~10 minutes more of
+## CI). `go-lib` rebuilds the default library and relinks go/lib to it; then a program linked
+## through go/lib, run with emulation allowed, must open its default engine on the default
+## backend: the CPU (the default build has no GPU backend; an emulator build would say
+## "emulated-cuda").
+default-lib-test: go-lib
+	@# With emulation allowed, so that an emulator build left in go/lib would show itself.
+	@backend="$$(cd go && CUZK_ALLOW_EMULATED_GPUS=1 $(GO_ENV) go run ./cmd/cuzk-backend)" && echo "go/lib default engine backend: $$backend" && \
+	  test "$$backend" = cpu || { echo "default-lib-test: go/lib is not the default build"; exit 1; }
 
 ## One stripped cuzk binary with the CUDA backend and supraseal-c2 (the baseline), the loader
 ## and system libraries it links, and scripts/gpu-check.sh, for a GPU machine.
@@ -160,7 +178,7 @@ gpu-bundle: cuda-deps
 	scripts/make-gpu-bundle.sh $(CUZK) gpu-bundle
 
 ## Everything CI runs.
-test: lint rust-test c-test leak-test go-test link-test interop-test emu-test cuda-test
+test: lint rust-test c-test leak-test go-test link-test interop-test emu-test cuda-test default-lib-test
 
 ## Benchmarks: `make bench` runs every group, `make bench BENCH=prover` one of them.
 bench: deps

@@ -30,9 +30,15 @@ fn auto_backend_falls_back_to_the_cpu_without_a_gpu_and_proves() {
     if devices.is_empty() {
         assert_eq!(backend, "cpu", "no GPU: the CPU backend is used");
     } else {
-        // The devices that opened (those sppark can use), each listed once: "cuda:0,1,…".
+        // The devices that opened (those sppark can use), each listed once: "cuda:0,1,…"
+        // ("emulated-cuda:0,1" on the host emulation, which says so).
+        let prefix = if gpu::EMULATED {
+            "emulated-cuda:"
+        } else {
+            "cuda:"
+        };
         let listed: Vec<u32> = backend
-            .strip_prefix("cuda:")
+            .strip_prefix(prefix)
             .unwrap_or_else(|| panic!("a GPU is present but the backend is {backend}"))
             .split(',')
             .map(|o| o.parse().unwrap())

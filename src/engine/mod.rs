@@ -188,7 +188,12 @@ fn open_gpus(config: &Config) -> Result<Arc<dyn ErasedBackend>, String> {
     let ordinals: Vec<u32> = if listed {
         config.devices.clone()
     } else {
-        crate::gpu::devices().iter().map(|d| d.ordinal).collect()
+        // Why there is none (no driver, no device, emulation not asked for) is the error.
+        crate::gpu::cuda::device::list()
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|d| d.ordinal)
+            .collect()
     };
     let mut members = Vec::new();
     for ordinal in ordinals {

@@ -455,8 +455,14 @@ fn domain_log(m: usize) -> u32 {
 impl ProverBackend for GpuBackend {
     type Pending = GpuPending;
 
+    /// `cuda:N`, or `emulated-cuda:N` on the host emulation (feature `gpu-emulator`).
     fn name(&self) -> String {
-        format!("cuda:{}", self.ordinal())
+        let kind = if crate::gpu::EMULATED {
+            "emulated-cuda"
+        } else {
+            "cuda"
+        };
+        format!("{kind}:{}", self.ordinal())
     }
 
     fn prove_start(

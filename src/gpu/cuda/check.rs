@@ -199,7 +199,12 @@ fn auto_engine_uses_the_gpu(data: &TestData, params_dir: &std::path::Path) -> Re
         status.backend
     );
     engine.close();
-    Ok(status.backend.starts_with("cuda:") && busy > 0.0 && verified)
+    let gpu_backend = if crate::gpu::EMULATED {
+        "emulated-cuda:"
+    } else {
+        "cuda:"
+    };
+    Ok(status.backend.starts_with(gpu_backend) && busy > 0.0 && verified)
 }
 
 /// An engine over a [`crate::groth16::Spread`] of GPU backends, as `open_configured` builds for

@@ -14,13 +14,32 @@ pub fn device_error(what: &str, e: impl std::fmt::Display) -> Groth16Error {
     Groth16Error::Device(format!("{what}: {e}"))
 }
 
-/// Initialises the emulator (nothing to do; mirrors the driver's init).
-pub fn init() -> Result<(), Groth16Error> {
-    Ok(())
+/// The environment variable that lets a `gpu-emulator` build open its emulated devices. Only
+/// the tests set it: a library built for them and linked by accident must not prove on host
+/// arithmetic posing as GPUs.
+pub const ALLOW_EMULATED_VAR: &str = "CUZK_ALLOW_EMULATED_GPUS";
+
+/// Whether emulated devices may be opened ([`ALLOW_EMULATED_VAR`] is `1`).
+pub fn emulation_allowed() -> bool {
+    std::env::var(ALLOW_EMULATED_VAR).is_ok_and(|v| v == "1")
 }
 
-/// The emulated devices.
+/// Initialises the emulator: refused, as the driver refuses without a device, unless
+/// [`ALLOW_EMULATED_VAR`] asks for emulated devices.
+pub fn init() -> Result<(), Groth16Error> {
+    if emulation_allowed() {
+        Ok(())
+    } else {
+        Err(Groth16Error::Device(format!(
+            "this is a gpu-emulator build: its emulated devices open only with \
+             {ALLOW_EMULATED_VAR}=1 (tests); no CUDA device"
+        )))
+    }
+}
+
+/// The emulated devices (none unless [`init`] allows them).
 pub fn list() -> Result<Vec<GpuDevice>, Groth16Error> {
+    init()?;
     Ok((0..DEVICES)
         .map(|ordinal| GpuDevice {
             ordinal,
@@ -72,6 +91,7 @@ pub struct DeviceContext {
 impl DeviceContext {
     /// Opens device `ordinal`; a bad ordinal is an error naming the devices that exist.
     pub fn open(ordinal: u32) -> Result<Self, Groth16Error> {
+        init()?;
         if ordinal >= DEVICES {
             return Err(Groth16Error::Device(format!(
                 "device {ordinal} does not exist ({DEVICES} CUDA device(s))"
