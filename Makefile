@@ -162,11 +162,18 @@ emu-test: fixtures
 
 ## Last in `make test`: emu-test and cuda-test built cuzk with other features into the same
 ## target directory (their own directories would rebuild every dependency, ~10 minutes more of
-## CI). `go-lib` rebuilds the default library and relinks go/lib to it; then a program linked
+## CI). This target rebuilds the default library and relinks go/lib to it; then a program linked
 ## through go/lib, run with emulation allowed, must open its default engine on the default
 ## backend: the CPU (the default build has no GPU backend; an emulator build would say
 ## "emulated-cuda").
-default-lib-test: go-lib
+default-lib-test: deps
+	@# Rebuilt here, not through the go-lib prerequisite: within `make test` make has already
+	@# run go-lib (before the feature builds) and would not run it again. The feature builds
+	@# wrote the unhashed libcuzk.so/.a that cargo may take as fresh, so they are removed first.
+	rm -f $(TARGET)/release/libcuzk.so $(TARGET)/release/libcuzk.a \
+	  $(TARGET)/release/deps/libcuzk.so $(TARGET)/release/deps/libcuzk.a
+	$(CARGO) build --release
+	$(link_go_lib)
 	@# With emulation allowed, so that an emulator build left in go/lib would show itself.
 	@backend="$$(cd go && CUZK_ALLOW_EMULATED_GPUS=1 $(GO_ENV) go run ./cmd/cuzk-backend)" && echo "go/lib default engine backend: $$backend" && \
 	  test "$$backend" = cpu || { echo "default-lib-test: go/lib is not the default build"; exit 1; }
