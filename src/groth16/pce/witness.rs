@@ -26,12 +26,16 @@ pub struct WitnessCs {
 }
 
 impl WitnessCs {
-    fn with_capacity(inputs: usize, aux: usize) -> Self {
-        Self {
-            inputs: Vec::with_capacity(inputs),
-            aux: Vec::with_capacity(aux),
+    /// An empty system sized for `pce`'s circuit, holding the ONE input every circuit starts
+    /// with.
+    fn sized_for(pce: &Pce) -> std::result::Result<Self, SynthesisError> {
+        let mut cs = Self {
+            inputs: Vec::with_capacity(pce.num_inputs),
+            aux: Vec::with_capacity(pce.num_aux),
             constraints: 0,
-        }
+        };
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        Ok(cs)
     }
 }
 
@@ -139,8 +143,7 @@ pub fn synthesize_with_pce<C: Circuit<Scalar>>(
     abc: AbcBuffers,
 ) -> Result<Assignment> {
     let t = std::time::Instant::now();
-    let mut cs = WitnessCs::with_capacity(pce.num_inputs, pce.num_aux);
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    let mut cs = WitnessCs::sized_for(pce)?;
     circuit.synthesize(&mut cs)?;
     evaluate_witness(cs, pce, abc, t)
 }
@@ -155,8 +158,7 @@ pub fn synthesize_parted_with_pce<P: PartedCircuit>(
     abc: AbcBuffers,
 ) -> Result<Assignment> {
     let t = std::time::Instant::now();
-    let mut cs = WitnessCs::with_capacity(pce.num_inputs, pce.num_aux);
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    let mut cs = WitnessCs::sized_for(pce)?;
     circuit.synthesize_parts(&mut cs, 0..0)?;
     // The preamble as a part's own system holds it: without the ONE input.
     let (preamble_inputs, preamble_aux, preamble_constraints) =
