@@ -164,10 +164,16 @@ pub fn synthesize_parted_with_pce<P: PartedCircuit>(
     let (preamble_inputs, preamble_aux, preamble_constraints) =
         (cs.inputs.len() - 1, cs.aux.len(), cs.constraints);
     let ranges = part_ranges(circuit.parts(), rayon::current_num_threads());
+    // Sized from the recording (parts of one circuit are alike), so a 32 GiB partition's
+    // ~4 GiB of aux is not grown by doubling, which would hold up to twice that at once.
+    let aux_per_part = pce.num_aux.saturating_sub(preamble_aux) / circuit.parts().max(1);
     let parts: Vec<_> = ranges
         .into_par_iter()
         .map(|range| {
-            let mut part = WitnessCs::default();
+            let mut part = WitnessCs {
+                aux: Vec::with_capacity(preamble_aux + aux_per_part * range.len()),
+                ..WitnessCs::default()
+            };
             circuit.synthesize_parts(&mut part, range).map(|()| part)
         })
         .collect();
