@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 // Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-#define CUZK_ABI_VERSION 5
+#define CUZK_ABI_VERSION 6
 
 // `partition_index` value for `cuzk_prove_window_post` meaning "every partition": the vanilla
 // proofs are cut into partitions and the merged WindowPoSt proof is returned.
@@ -95,8 +95,12 @@ typedef struct CuzkAggregationInput {
   struct CuzkSlice seed;
 } CuzkAggregationInput;
 
-// Where a job's time went, in milliseconds (summed over partitions).
+// Where a job's time went, in milliseconds (summed over partitions). Versioned: set
+// `struct_size = sizeof(CuzkTimings)` before the call (see `cuzk_await`).
 typedef struct CuzkTimings {
+  // Set by the caller to `sizeof(CuzkTimings)`; the library writes at most that many bytes
+  // and sets it to the number it wrote. Fields are only ever added at the end.
+  uint32_t struct_size;
   // Submit to the first partition's synthesis.
   double queue_ms;
   // Synthesis.
@@ -107,8 +111,12 @@ typedef struct CuzkTimings {
   double verify_ms;
 } CuzkTimings;
 
-// A snapshot of an engine: queues, pool, memory budget and job counts.
+// A snapshot of an engine: queues, pool, memory budget and job counts. Versioned: set
+// `struct_size = sizeof(CuzkStatus)` before the call (see `cuzk_status`).
 typedef struct CuzkStatus {
+  // Set by the caller to `sizeof(CuzkStatus)`; the library writes at most that many bytes
+  // and sets it to the number it wrote. Fields are only ever added at the end.
+  uint32_t struct_size;
   // Backend in use, NUL-terminated ("cpu", "cuda:0").
   char backend[CUZK_BACKEND_NAME_LEN];
   // Whether the engine was closed.
@@ -274,10 +282,12 @@ CuzkCode cuzk_engine_close(const struct CuzkEngine *e, char **err);
 
 // Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
 // (partition proofs in order; free with `cuzk_bytes_free`) and, when `timings_out` is not
-// null, the job's phase timings are written there. The result is handed out once.
+// null, the job's phase timings are written there (set its `struct_size` first; a size below
+// the first layout is refused before waiting). The result is handed out once.
 //
 // # Safety
-// `proof_out` writable; `timings_out` null or writable; `err` null or writable.
+// `proof_out` writable; `timings_out` null or writable for its `struct_size`; `err` null or
+// writable.
 CuzkCode cuzk_await(const struct CuzkEngine *e,
                     uint64_t job,
                     int64_t timeout_ms,
@@ -308,10 +318,13 @@ CuzkCode cuzk_job_release(const struct CuzkEngine *e, uint64_t job, char **err);
 // `json_out` writable; `err` null or writable.
 CuzkCode cuzk_status_json(const struct CuzkEngine *e, char **json_out, char **err);
 
-// Writes a snapshot of the engine to `*status_out` (plain data, nothing to free).
+// Writes a snapshot of the engine to `*status_out` (plain data, nothing to free). Set
+// `status_out->struct_size = sizeof(CuzkStatus)` first: at most that many bytes are written,
+// and `struct_size` is set to the number written (smaller when the library is older than the
+// header). A size below the first versioned layout is refused with `CUZK_CODE_INVALID_INPUT`.
 //
 // # Safety
-// `status_out` writable; `err` null or writable.
+// `status_out` writable for its `struct_size`; `err` null or writable.
 CuzkCode cuzk_status(const struct CuzkEngine *e, struct CuzkStatus *status_out, char **err);
 
 // Decodes a circuit's parameters now (e.g. "porep-32g", "winning-32g") so the first proof

@@ -246,7 +246,7 @@ func (e *Engine) AwaitTimed(ctx context.Context, id JobID) ([]byte, Timings, err
 		var t Timings
 		err := e.with(func(h *C.CuzkEngine) error {
 			var out C.CuzkBytes
-			var timings C.CuzkTimings
+			timings := C.CuzkTimings{struct_size: C.uint32_t(unsafe.Sizeof(C.CuzkTimings{}))}
 			var msg *C.char
 			code := C.cuzk_await(h, C.uint64_t(id), awaitSliceMs, &out, &timings, &msg)
 			if Code(code) == CodeOK {
@@ -335,7 +335,7 @@ type Summary struct {
 
 // Summary returns a snapshot of the engine as fixed fields (Status has every detail).
 func (e *Engine) Summary() (Summary, error) {
-	var st C.CuzkStatus
+	st := C.CuzkStatus{struct_size: C.uint32_t(unsafe.Sizeof(C.CuzkStatus{}))}
 	err := e.with(func(h *C.CuzkEngine) error {
 		var msg *C.char
 		return takeError(C.cuzk_status(h, &st, &msg), msg)

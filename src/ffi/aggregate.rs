@@ -3,7 +3,7 @@
 
 use std::ffi::c_char;
 
-use super::guard::{bytes, call, non_null, FfiError};
+use super::guard::{array, bytes, call, non_null, slices, FfiError};
 use super::types::{CuzkBytes, CuzkCode, CuzkSlice};
 use crate::proofs::aggregate::{self, AggregationInput};
 
@@ -21,21 +21,6 @@ pub struct CuzkAggregationInput {
     pub ticket: CuzkSlice,
     /// Interactive seed (32 bytes).
     pub seed: CuzkSlice,
-}
-
-unsafe fn owned_slices(
-    p: *const CuzkSlice,
-    n: usize,
-    what: &str,
-) -> Result<Vec<Vec<u8>>, FfiError> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    non_null(p, what)?;
-    std::slice::from_raw_parts(p, n)
-        .iter()
-        .map(|s| bytes(s.ptr, s.len, what).map(<[u8]>::to_vec))
-        .collect()
 }
 
 /// Aggregates `n` seal proofs (each the circuit proofs of one sector's C2, e.g. from
@@ -65,9 +50,9 @@ pub unsafe extern "C" fn cuzk_aggregate_seal_proofs(
         let aggregate = aggregate::aggregate_seal_proofs(
             registered_proof,
             aggregation,
-            &owned_slices(comm_rs, n, "comm_rs")?,
-            &owned_slices(seeds, n, "seeds")?,
-            &owned_slices(proofs, n, "proofs")?,
+            &slices(comm_rs, n, "comm_rs")?,
+            &slices(seeds, n, "seeds")?,
+            &slices(proofs, n, "proofs")?,
         )?;
         *proof_out = CuzkBytes::from_vec(aggregate);
         Ok(())
@@ -93,25 +78,19 @@ pub unsafe extern "C" fn cuzk_verify_aggregate_seal_proofs(
 ) -> CuzkCode {
     call(err, || {
         non_null(valid, "valid")?;
-        let inputs: Vec<AggregationInput> = if n == 0 {
-            Vec::new()
-        } else {
-            non_null(inputs, "inputs")?;
-            std::slice::from_raw_parts(inputs, n)
-                .iter()
-                .map(|i| {
-                    let field =
-                        |s: CuzkSlice, what: &str| bytes(s.ptr, s.len, what).map(<[u8]>::to_vec);
-                    Ok(AggregationInput {
-                        sector: i.sector_number,
-                        comm_r: field(i.comm_r, "comm_r")?,
-                        comm_d: field(i.comm_d, "comm_d")?,
-                        ticket: field(i.ticket, "ticket")?,
-                        seed: field(i.seed, "seed")?,
-                    })
+        let field = |s: CuzkSlice, what: &str| bytes(s.ptr, s.len, what).map(<[u8]>::to_vec);
+        let inputs = array(inputs, n, "inputs")?
+            .iter()
+            .map(|i| {
+                Ok(AggregationInput {
+                    sector: i.sector_number,
+                    comm_r: field(i.comm_r, "comm_r")?,
+                    comm_d: field(i.comm_d, "comm_d")?,
+                    ticket: field(i.ticket, "ticket")?,
+                    seed: field(i.seed, "seed")?,
                 })
-                .collect::<Result<_, FfiError>>()?
-        };
+            })
+            .collect::<Result<Vec<_>, FfiError>>()?;
         *valid = aggregate::verify_aggregate_seal_proofs(
             registered_proof,
             aggregation,

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::guard::{call, non_null, FfiError};
+use super::guard::{call, invalid, non_null, FfiError};
 use super::handle::{HandleTable, SharedHandle};
 use super::jobs::Output;
 use super::status::CuzkStatus;
 use super::types::{CuzkBytes, CuzkCode, CuzkTimings};
+use super::versioned::{checked_size, write_prefix, write_versioned};
 use crate::engine::{Config, Engine, JobId};
 use crate::groth16::paramgen::cache::cache_dir;
 use crate::proofs::circuits::CircuitKind;
@@ -94,11 +95,6 @@ fn engine(e: *const CuzkEngine) -> Result<Arc<OpenEngine>, FfiError> {
     OpenEngine::from_handle(e)
 }
 
-/// An `InvalidInput` error.
-pub(super) fn invalid(msg: impl Into<String>) -> FfiError {
-    FfiError::new(CuzkCode::InvalidInput, msg)
-}
-
 /// Opens an engine. `config_toml` (nullable: defaults) is borrowed for the call; `CUZK_*`
 /// environment variables override it. On success `*out` owns a handle to pass to
 /// `cuzk_engine_close`. Parameters are read from `FIL_PROOFS_PARAMETER_CACHE`.
@@ -175,10 +171,12 @@ pub unsafe extern "C" fn cuzk_engine_close(
 
 /// Waits for a job (`timeout_ms` < 0: no limit). On success `*proof_out` owns the proof bytes
 /// (partition proofs in order; free with `cuzk_bytes_free`) and, when `timings_out` is not
-/// null, the job's phase timings are written there. The result is handed out once.
+/// null, the job's phase timings are written there (set its `struct_size` first; a size below
+/// the first layout is refused before waiting). The result is handed out once.
 ///
 /// # Safety
-/// `proof_out` writable; `timings_out` null or writable; `err` null or writable.
+/// `proof_out` writable; `timings_out` null or writable for its `struct_size`; `err` null or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_await(
     e: *const CuzkEngine,
@@ -192,16 +190,24 @@ pub unsafe extern "C" fn cuzk_await(
         let e = engine(e)?;
         non_null(proof_out, "proof_out")?;
         *proof_out = CuzkBytes::empty();
+        // Checked first, so that a bad struct_size does not consume the job's result.
+        let timings_size = if timings_out.is_null() {
+            None
+        } else {
+            Some(checked_size(timings_out, "timings_out")?)
+        };
         let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
         let (proof, t) = e.engine.await_with_timings(JobId(job), timeout)?;
         *proof_out = CuzkBytes::from_vec(proof);
-        if !timings_out.is_null() {
-            *timings_out = CuzkTimings {
+        if let Some(n) = timings_size {
+            let timings = CuzkTimings {
+                struct_size: 0,
                 queue_ms: t.queue_ms,
                 synth_ms: t.synth_ms,
                 prove_ms: t.prove_ms,
                 verify_ms: t.verify_ms,
             };
+            write_prefix(timings_out, timings, n);
         }
         Ok(())
     })
@@ -258,10 +264,13 @@ pub unsafe extern "C" fn cuzk_status_json(
     })
 }
 
-/// Writes a snapshot of the engine to `*status_out` (plain data, nothing to free).
+/// Writes a snapshot of the engine to `*status_out` (plain data, nothing to free). Set
+/// `status_out->struct_size = sizeof(CuzkStatus)` first: at most that many bytes are written,
+/// and `struct_size` is set to the number written (smaller when the library is older than the
+/// header). A size below the first versioned layout is refused with `CUZK_CODE_INVALID_INPUT`.
 ///
 /// # Safety
-/// `status_out` writable; `err` null or writable.
+/// `status_out` writable for its `struct_size`; `err` null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_status(
     e: *const CuzkEngine,
@@ -270,9 +279,11 @@ pub unsafe extern "C" fn cuzk_status(
 ) -> CuzkCode {
     call(err, || {
         let e = engine(e)?;
-        non_null(status_out, "status_out")?;
-        *status_out = CuzkStatus::from(&e.engine.status());
-        Ok(())
+        write_versioned(
+            status_out,
+            CuzkStatus::from(&e.engine.status()),
+            "status_out",
+        )
     })
 }
 

@@ -111,16 +111,42 @@ pub fn non_null<T>(ptr: *const T, what: &str) -> Result<(), FfiError> {
     }
 }
 
+/// An `InvalidInput` error.
+pub fn invalid(msg: impl Into<String>) -> FfiError {
+    FfiError::new(CuzkCode::InvalidInput, msg)
+}
+
+/// Refuses `n` items of `item_size` bytes when they cannot be one Rust slice (over
+/// `isize::MAX` bytes): such a length is a caller's bug, and building the slice would be
+/// undefined behaviour.
+fn within_isize(n: usize, item_size: usize, what: &str) -> Result<(), FfiError> {
+    match n.checked_mul(item_size) {
+        Some(total) if total <= isize::MAX as usize => Ok(()),
+        _ => Err(invalid(format!(
+            "{what}: length {n} is larger than any buffer can be"
+        ))),
+    }
+}
+
+/// Borrows an array of `n` items at `ptr` for the call (null allowed only for `n == 0`).
+///
+/// # Safety
+/// `ptr` must point to `n` valid items that stay valid and unchanged for the call.
+pub unsafe fn array<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], FfiError> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    non_null(ptr, what)?;
+    within_isize(n, std::mem::size_of::<T>(), what)?;
+    Ok(std::slice::from_raw_parts(ptr, n))
+}
+
 /// Borrows `len` bytes at `ptr` (null allowed only for `len == 0`).
 ///
 /// # Safety
 /// `ptr` must point to `len` readable bytes that stay valid and unchanged for the call.
 pub unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], FfiError> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    non_null(ptr, what)?;
-    Ok(std::slice::from_raw_parts(ptr, len))
+    array(ptr, len, what)
 }
 
 /// Borrows an array of `n` slices as owned vectors (inputs are copied once, at the boundary).
@@ -132,11 +158,7 @@ pub unsafe fn slices(
     n: usize,
     what: &str,
 ) -> Result<Vec<Vec<u8>>, FfiError> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    non_null(slices, what)?;
-    std::slice::from_raw_parts(slices, n)
+    array(slices, n, what)?
         .iter()
         .enumerate()
         .map(|(i, s)| bytes(s.ptr, s.len, &format!("{what}[{i}]")).map(<[u8]>::to_vec))

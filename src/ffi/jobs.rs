@@ -5,8 +5,8 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use super::engine::{engine_or_default, invalid, CuzkEngine, OpenEngine};
-use super::guard::{bytes, call, non_null, slices, FfiError};
+use super::engine::{engine_or_default, CuzkEngine, OpenEngine};
+use super::guard::{bytes, call, invalid, non_null, slices, FfiError};
 use super::types::{CuzkBytes, CuzkCode, CuzkSlice};
 use crate::engine::{JobId, Workload};
 use crate::proofs::porep::PoRepRequest;

@@ -15,11 +15,12 @@ pub mod status;
 pub mod types;
 pub mod vanilla;
 pub mod verify;
+pub mod versioned;
 
 pub use types::{CuzkBytes, CuzkCode, CuzkSlice, CuzkTimings};
 
 /// Version of the C ABI; bumped on every incompatible change of `include/cuzk.h`.
-pub const CUZK_ABI_VERSION: u32 = 5;
+pub const CUZK_ABI_VERSION: u32 = 6;
 
 /// Returns the C ABI version this library implements (compare with `CUZK_ABI_VERSION`).
 #[no_mangle]

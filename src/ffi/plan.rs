@@ -4,7 +4,7 @@ use std::ffi::{c_char, CStr, CString};
 
 use serde::Deserialize;
 
-use super::guard::{call, non_null, FfiError};
+use super::guard::{call, invalid, non_null, FfiError};
 use super::types::CuzkCode;
 use crate::engine::plan::Node;
 use crate::proofs::plan::plan_mix;
@@ -18,10 +18,6 @@ struct PlanRequest {
     gpu_bytes: Vec<u64>,
     cores: usize,
     mix: Vec<String>,
-}
-
-fn invalid(msg: impl Into<String>) -> FfiError {
-    FfiError::new(CuzkCode::InvalidInput, msg)
 }
 
 /// Plans a node for a mix of circuits. `request_json` (borrowed for the call) is

@@ -3,15 +3,22 @@
 
 use std::ffi::c_char;
 
+use std::mem::size_of;
+
+use super::versioned::VersionedOut;
 use crate::engine::Status;
 
 /// Length of `CuzkStatus.backend`, including the terminating NUL.
 pub const CUZK_BACKEND_NAME_LEN: usize = 32;
 
-/// A snapshot of an engine: queues, pool, memory budget and job counts.
+/// A snapshot of an engine: queues, pool, memory budget and job counts. Versioned: set
+/// `struct_size = sizeof(CuzkStatus)` before the call (see `cuzk_status`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CuzkStatus {
+    /// Set by the caller to `sizeof(CuzkStatus)`; the library writes at most that many bytes
+    /// and sets it to the number it wrote. Fields are only ever added at the end.
+    pub struct_size: u32,
     /// Backend in use, NUL-terminated ("cpu", "cuda:0").
     pub backend: [c_char; CUZK_BACKEND_NAME_LEN],
     /// Whether the engine was closed.
@@ -66,6 +73,7 @@ impl From<&Status> for CuzkStatus {
             s.classes.iter().map(f).sum::<usize>() as u64
         };
         Self {
+            struct_size: size_of::<Self>() as u32,
             backend,
             closed: s.closed,
             uptime_ms: s.uptime_ms,
@@ -86,5 +94,15 @@ impl From<&Status> for CuzkStatus {
             srs_resident_bytes: s.srs_resident.iter().map(|r| r.1).sum(),
             jobs_held: s.jobs_held as u64,
         }
+    }
+}
+
+// SAFETY: repr(C), starts with `struct_size: u32`, plain data.
+unsafe impl VersionedOut for CuzkStatus {
+    const NAME: &'static str = "CuzkStatus";
+    // ABI 6, the first versioned layout: every field up to `jobs_held`.
+    const FIRST_LAYOUT_SIZE: usize = std::mem::offset_of!(CuzkStatus, jobs_held) + size_of::<u64>();
+    fn set_struct_size(&mut self, size: u32) {
+        self.struct_size = size;
     }
 }

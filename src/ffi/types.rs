@@ -69,10 +69,14 @@ impl CuzkBytes {
     }
 }
 
-/// Where a job's time went, in milliseconds (summed over partitions).
+/// Where a job's time went, in milliseconds (summed over partitions). Versioned: set
+/// `struct_size = sizeof(CuzkTimings)` before the call (see `cuzk_await`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CuzkTimings {
+    /// Set by the caller to `sizeof(CuzkTimings)`; the library writes at most that many bytes
+    /// and sets it to the number it wrote. Fields are only ever added at the end.
+    pub struct_size: u32,
     /// Submit to the first partition's synthesis.
     pub queue_ms: f64,
     /// Synthesis.
@@ -81,4 +85,15 @@ pub struct CuzkTimings {
     pub prove_ms: f64,
     /// The self-check with filecoin-proofs' verifier.
     pub verify_ms: f64,
+}
+
+// SAFETY: repr(C), starts with `struct_size: u32`, plain data.
+unsafe impl super::versioned::VersionedOut for CuzkTimings {
+    const NAME: &'static str = "CuzkTimings";
+    // ABI 6, the first versioned layout: every field up to `verify_ms`.
+    const FIRST_LAYOUT_SIZE: usize =
+        std::mem::offset_of!(CuzkTimings, verify_ms) + std::mem::size_of::<f64>();
+    fn set_struct_size(&mut self, size: u32) {
+        self.struct_size = size;
+    }
 }

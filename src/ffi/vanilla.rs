@@ -7,7 +7,7 @@
 use std::ffi::{c_char, CString};
 use std::path::PathBuf;
 
-use super::guard::{bytes, call, non_null, FfiError};
+use super::guard::{array, bytes, call, non_null, FfiError};
 use super::types::{CuzkBytes, CuzkCode, CuzkSlice};
 use crate::proofs::vanilla::{self, Replica, UpdatePaths};
 
@@ -88,11 +88,7 @@ unsafe fn slice<'a>(s: CuzkSlice, what: &str) -> Result<&'a [u8], FfiError> {
 }
 
 unsafe fn u64s<'a>(p: *const u64, n: usize, what: &str) -> Result<&'a [u64], FfiError> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    non_null(p, what)?;
-    Ok(std::slice::from_raw_parts(p, n))
+    array(p, n, what)
 }
 
 unsafe fn path(s: CuzkSlice, what: &str) -> Result<PathBuf, FfiError> {

@@ -3,7 +3,7 @@
 
 use std::ffi::c_char;
 
-use super::guard::{bytes, call, non_null, FfiError};
+use super::guard::{array, bytes, call, non_null, FfiError};
 use super::types::{CuzkCode, CuzkSlice};
 use crate::proofs::verify;
 
@@ -38,11 +38,7 @@ unsafe fn sectors(
     p: *const CuzkSectorInfo,
     n: usize,
 ) -> Result<Vec<verify::ChallengedSector>, FfiError> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    non_null(p, "sectors")?;
-    std::slice::from_raw_parts(p, n)
+    array(p, n, "sectors")?
         .iter()
         .map(|s| {
             Ok(verify::ChallengedSector {
@@ -55,11 +51,7 @@ unsafe fn sectors(
 }
 
 unsafe fn post_proofs(p: *const CuzkPoStProof, n: usize) -> Result<Vec<(u64, Vec<u8>)>, FfiError> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    non_null(p, "proofs")?;
-    std::slice::from_raw_parts(p, n)
+    array(p, n, "proofs")?
         .iter()
         .map(|x| Ok((x.registered_proof, slice(x.proof, "proof")?.to_vec())))
         .collect()

@@ -56,7 +56,7 @@ static void *race_close(void *arg) {
     char *err = NULL;
     CuzkCode code;
     if (r->role == RACE_STATUS) {
-      CuzkStatus status;
+      CuzkStatus status = {.struct_size = sizeof status};
       code = cuzk_status(r->engine, &status, &err);
     } else if (r->role == RACE_AWAIT) {
       CuzkBytes proof = {0};
@@ -113,7 +113,7 @@ static void close_races_calls(const unsigned char *randomness, size_t rlen,
     CHECK(races[i].last == CUZK_CODE_CLOSED, "racing thread %d (role %d) ended with %d", i,
           (int)races[i].role, races[i].last);
   }
-  CuzkStatus status;
+  CuzkStatus status = {.struct_size = sizeof status};
   err = NULL;
   code = cuzk_status(engine, &status, &err);
   CHECK(code == CUZK_CODE_CLOSED && err && strstr(err, "closed"), "status after close: %d %s",
@@ -154,7 +154,14 @@ int main(int argc, char **argv) {
   CHECK(code == CUZK_CODE_OK, "submit window: %d %s", code, err ? err : "");
   cuzk_string_free(err);
   CuzkBytes proof = {0};
-  CuzkTimings timings = {0};
+  /* A timings struct without its size is refused before waiting: the result stays there. */
+  CuzkTimings unsized = {0};
+  code = cuzk_await(engine, job, -1, &proof, &unsized, &err);
+  CHECK(code == CUZK_CODE_INVALID_INPUT && err && strstr(err, "struct_size") && proof.len == 0,
+        "await with timings.struct_size 0: %d %s", code, err ? err : "");
+  cuzk_string_free(err);
+  err = NULL;
+  CuzkTimings timings = {.struct_size = sizeof timings};
   code = cuzk_await(engine, job, -1, &proof, &timings, &err);
   CHECK(code == CUZK_CODE_OK && proof.len == 192, "await window: %d len %zu %s", code, proof.len,
         err ? err : "");
@@ -193,6 +200,7 @@ int main(int argc, char **argv) {
   cuzk_string_free(json);
   CuzkStatus status;
   memset(&status, 0xFF, sizeof status);
+  status.struct_size = sizeof status;
   code = cuzk_status(engine, &status, NULL);
   CHECK(code == CUZK_CODE_OK && status.jobs_completed == 1 && status.jobs_active == 0 &&
             strcmp(status.backend, "cpu") == 0 && !status.closed &&
@@ -200,6 +208,29 @@ int main(int argc, char **argv) {
             status.jobs_held == 0,
         "status struct: completed %llu backend %.32s", (unsigned long long)status.jobs_completed,
         status.backend);
+  CHECK(status.struct_size == sizeof status, "struct_size written back: %u", status.struct_size);
+  /* Versioned structs: a size below the first layout is refused and nothing is written; a
+   * caller built against a newer, larger header gets this library's size back and its added
+   * fields left alone. */
+  CuzkStatus unsized_status;
+  memset(&unsized_status, 0, sizeof unsized_status);
+  unsized_status.struct_size = 8;
+  err = NULL;
+  code = cuzk_status(engine, &unsized_status, &err);
+  CHECK(code == CUZK_CODE_INVALID_INPUT && err && strstr(err, "struct_size") &&
+            unsized_status.jobs_completed == 0,
+        "status with struct_size 8: %d %s", code, err ? err : "");
+  cuzk_string_free(err);
+  struct {
+    CuzkStatus status;
+    uint64_t added_later;
+  } newer;
+  memset(&newer, 0xEE, sizeof newer);
+  newer.status.struct_size = sizeof newer;
+  code = cuzk_status(engine, &newer.status, NULL);
+  CHECK(code == CUZK_CODE_OK && newer.status.struct_size == sizeof(CuzkStatus) &&
+            newer.status.jobs_completed == 1 && newer.added_later == 0xEEEEEEEEEEEEEEEEull,
+        "status into a newer caller's struct: %d size %u", code, newer.status.struct_size);
 
   code = cuzk_engine_close(engine, NULL);
   CHECK(code == CUZK_CODE_OK, "close: %d", code);
