@@ -185,6 +185,26 @@ int main(int argc, char **argv) {
   code = cuzk_submit_window_post(engine, 77, randomness, rlen, 1000, vanilla, 2, 0, &job, &err);
   CHECK(code == CUZK_CODE_INVALID_INPUT && err && strstr(err, "77"), "unknown proof type: %d", code);
   cuzk_string_free(err);
+  /* Lengths no buffer can have, a null pointer with a length, a null output: refused before
+   * anything is read or written. */
+  uint64_t bad_job = 0;
+  err = NULL;
+  code = cuzk_submit_window_post(engine, 10, randomness, SIZE_MAX, 1000, vanilla, 2, 0, &bad_job, &err);
+  CHECK(code == CUZK_CODE_INVALID_INPUT && err && strstr(err, "larger than any buffer"),
+        "randomness length SIZE_MAX: %d %s", code, err ? err : "");
+  cuzk_string_free(err);
+  err = NULL;
+  code = cuzk_submit_window_post(engine, 10, randomness, rlen, 1000, vanilla, SIZE_MAX / 8, 0, &bad_job, &err);
+  CHECK(code == CUZK_CODE_INVALID_INPUT && err, "vanilla count SIZE_MAX/8: %d %s", code, err ? err : "");
+  cuzk_string_free(err);
+  err = NULL;
+  code = cuzk_submit_window_post(engine, 10, NULL, 32, 1000, vanilla, 2, 0, &bad_job, &err);
+  CHECK(code == CUZK_CODE_NULL_ARGUMENT && err, "null randomness with a length: %d", code);
+  cuzk_string_free(err);
+  err = NULL;
+  code = cuzk_submit_window_post(engine, 10, randomness, rlen, 1000, vanilla, 2, 0, NULL, &err);
+  CHECK(code == CUZK_CODE_NULL_ARGUMENT && err, "null job_out: %d", code);
+  cuzk_string_free(err);
   err = NULL;
   code = cuzk_await(engine, 999999, 0, &proof, NULL, &err);
   CHECK(code == CUZK_CODE_UNKNOWN_JOB, "unknown job: %d", code);
