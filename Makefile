@@ -18,7 +18,7 @@ CUZK := $(TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine synth msm
 
-.PHONY: deps cuda-deps build header fixtures demo test lint rust-test c-test leak-test go-lib go-test cuda-test emu-test default-lib-test link-test interop-test gpu-bundle bench install
+.PHONY: deps cuda-deps build header fixtures demo test lint rust-test c-test leak-test go-lib go-test fuzz-test fuzz cuda-test emu-test default-lib-test link-test interop-test gpu-bundle bench install
 
 # cgo finds cuzk through pkg-config (go/cuzk/link_*.go); `make go-lib` writes the .pc files for
 # the library cargo built here to go/lib. The Go targets below run with GO_ENV.
@@ -87,6 +87,17 @@ go-lib: build
 
 go-test: fixtures go-lib
 	cd go && $(GO_ENV) go vet ./... && $(GO_ENV) GOEXPERIMENT=cgocheck2 go test -race -count=1 -timeout 30m ./...
+
+## Go fuzz targets (go/cuzk/fuzz_test.go), one per entry point that takes bytes: each fuzzed
+## for FUZZTIME and the executions printed (scripts/fuzz.sh). `go test` (go-test) replays their
+## seeds and every failing input Go kept under go/cuzk/testdata/fuzz. `make fuzz` runs each
+## target for FUZZ_LONG.
+FUZZTIME ?= 10s
+FUZZ_LONG ?= 10m
+fuzz-test: fixtures go-lib
+	$(GO_ENV) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+fuzz: fixtures go-lib
+	$(GO_ENV) FUZZTIME=$(FUZZ_LONG) scripts/fuzz.sh
 
 ## Installs the libraries, the header and the pkg-config files under $(DESTDIR)$(PREFIX).
 install: build
@@ -185,7 +196,7 @@ gpu-bundle: cuda-deps
 	scripts/make-gpu-bundle.sh $(CUZK) gpu-bundle
 
 ## Everything CI runs.
-test: lint rust-test c-test leak-test go-test link-test interop-test emu-test cuda-test default-lib-test
+test: lint rust-test c-test leak-test go-test fuzz-test link-test interop-test emu-test cuda-test default-lib-test
 
 ## Benchmarks: `make bench` runs every group, `make bench BENCH=prover` one of them.
 bench: deps

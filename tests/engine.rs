@@ -578,3 +578,41 @@ fn pool_buffers_sized_on_first_use_are_pinned_from_the_first_partition() {
     assert!(status.budget_used >= status.pool_bytes);
     engine.close();
 }
+
+#[test]
+fn a_config_that_cannot_fit_or_asks_for_absurd_threads_is_refused_before_allocating() {
+    // 100000 sets of 2^40 constraints: ~10 EB. Once allocated first and checked after (an
+    // abort inside the node, found by the Go fuzz target FuzzEngineConfig).
+    let huge_pool = Config {
+        pool_buffers: 4000,
+        buffer_constraints: 1 << 40,
+        ..config(1, 1)
+    };
+    match Engine::open_cpu(huge_pool) {
+        Err(EngineError::TooLarge(msg)) => assert!(msg.contains("buffer pool"), "{msg}"),
+        other => panic!("expected TooLarge, got {:?}", other.map(|_| ())),
+    }
+    // A pool within a budget set above this machine's memory is still refused.
+    let over_memory = Config {
+        pool_buffers: 1,
+        buffer_constraints: 1 << 40,
+        memory_budget: u64::MAX,
+        ..config(1, 1)
+    };
+    assert!(matches!(
+        Engine::open_cpu(over_memory),
+        Err(EngineError::TooLarge(_))
+    ));
+    for (synth, prover, pool) in [(1_000_000, 1, 2), (1, usize::MAX, 2), (1, 1, 100_000)] {
+        let absurd = Config {
+            synthesis_workers: synth,
+            prover_workers: prover,
+            pool_buffers: pool,
+            ..config(1, 1)
+        };
+        match Engine::open_cpu(absurd) {
+            Err(EngineError::Invalid(msg)) => assert!(msg.contains("at most"), "{msg}"),
+            other => panic!("expected Invalid, got {:?}", other.map(|_| ())),
+        }
+    }
+}

@@ -61,7 +61,12 @@ impl Default for Config {
     }
 }
 
-fn physical_memory() -> u64 {
+/// The most synthesis workers, prover workers or pool buffer sets an engine accepts (far
+/// above what any node uses: one per core or device).
+pub const MAX_WORKERS_OR_BUFFERS: usize = 4096;
+
+/// This machine's physical memory in bytes (8 GiB when the OS does not say).
+pub fn physical_memory() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let (pages, size) = unsafe {
         (
@@ -140,6 +145,19 @@ impl Config {
             return Err(
                 "synthesis_workers, prover_workers and pool_buffers must be at least 1".into(),
             );
+        }
+        // Each worker is a thread and each buffer set a/b/c memory: a typo must not spawn a
+        // million threads inside the node.
+        for (key, value) in [
+            ("synthesis_workers", self.synthesis_workers),
+            ("prover_workers", self.prover_workers),
+            ("pool_buffers", self.pool_buffers),
+        ] {
+            if value > MAX_WORKERS_OR_BUFFERS {
+                return Err(format!(
+                    "{key} = {value}: at most {MAX_WORKERS_OR_BUFFERS}"
+                ));
+            }
         }
         let mut devices = self.devices.clone();
         devices.sort_unstable();

@@ -253,11 +253,26 @@ impl Engine {
     /// partitions at the same time.
     pub fn open(config: Config, backend: Arc<dyn ErasedBackend>) -> Result<Self, EngineError> {
         config.validate().map_err(EngineError::Invalid)?;
+        let mut budget = Budget::new(config.memory_budget);
+        // Checked before anything is allocated: a pool that cannot fit must be an error, not
+        // an allocation failure that aborts the process.
+        let planned = AbcBuffers::bytes_for(config.buffer_constraints)
+            .and_then(|set| set.checked_mul(config.pool_buffers as u64));
+        let memory = config::physical_memory();
+        match planned {
+            Some(bytes) if budget.fits(bytes) && bytes <= memory => {}
+            _ => {
+                return Err(EngineError::TooLarge(format!(
+                    "a buffer pool of {} sets of {} constraints does not fit the {} byte budget \
+                     and this machine's {memory} bytes of memory",
+                    config.pool_buffers, config.buffer_constraints, config.memory_budget
+                )))
+            }
+        }
         let pool: Vec<AbcBuffers> = (0..config.pool_buffers)
             .map(|_| backend.alloc_buffers(config.buffer_constraints))
             .collect();
         let pool_bytes: u64 = pool.iter().map(|b| b.capacity_bytes() as u64).sum();
-        let mut budget = Budget::new(config.memory_budget);
         if !budget.fits(pool_bytes) {
             return Err(EngineError::TooLarge(format!(
                 "the buffer pool ({pool_bytes} bytes) exceeds the {} byte budget",

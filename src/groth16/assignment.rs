@@ -52,6 +52,12 @@ impl AbcBuffers {
         self.a.is_empty()
     }
 
+    /// Bytes [`AbcBuffers::with_capacity`] reserves for `constraints` (None when that
+    /// overflows `u64`).
+    pub fn bytes_for(constraints: usize) -> Option<u64> {
+        (constraints as u64).checked_mul(3 * std::mem::size_of::<Scalar>() as u64)
+    }
+
     /// Bytes reserved by the three buffers.
     pub fn capacity_bytes(&self) -> usize {
         (self.a.capacity() + self.b.capacity() + self.c.capacity()) * std::mem::size_of::<Scalar>()
