@@ -154,9 +154,7 @@ impl Config {
             ("pool_buffers", self.pool_buffers),
         ] {
             if value > MAX_WORKERS_OR_BUFFERS {
-                return Err(format!(
-                    "{key} = {value}: at most {MAX_WORKERS_OR_BUFFERS}"
-                ));
+                return Err(format!("{key} = {value}: at most {MAX_WORKERS_OR_BUFFERS}"));
             }
         }
         let mut devices = self.devices.clone();

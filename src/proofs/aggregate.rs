@@ -2,14 +2,13 @@
 //! `VerifyAggregateSeals`) through filecoin-proofs-api, and the inner-product SRS file it reads
 //! from the parameter cache (an insecure one for tests, written next to the test parameters).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use filecoin_proofs_api::seal::SealCommitPhase2Output;
 use filecoin_proofs_api::SectorId;
 use storage_proofs_core::parameter_cache::{SRS_KEY_EXT, SRS_SHARED_KEY_NAME, VERSION};
 
-use super::error::{ProofError, ProofResult};
+use super::error::{reject_panics, ProofError, ProofResult};
 use super::registry::{self, bytes32, prover_id};
 
 /// The most circuit proofs one aggregate may hold (storage-proofs'
@@ -50,22 +49,10 @@ pub fn write_test_srs(
     Ok(path)
 }
 
-/// Runs a filecoin-proofs call that may panic on inputs it does not expect (SnarkPack asserts
-/// on SRS sizes), turning the panic into an error.
+/// A filecoin-proofs call on caller input: its errors as filecoin errors, its panics (SnarkPack
+/// asserts on SRS sizes) as malformed input.
 fn guarded<T>(what: &str, f: impl FnOnce() -> anyhow::Result<T>) -> ProofResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(result) => result.map_err(ProofError::filecoin),
-        Err(panic) => {
-            let text = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(ProofError::filecoin(anyhow::anyhow!(
-                "{what} failed: {text}"
-            )))
-        }
-    }
+    reject_panics(what, || f().map_err(ProofError::filecoin))
 }
 
 fn commitments(what: &str, values: &[Vec<u8>]) -> ProofResult<Vec<[u8; 32]>> {

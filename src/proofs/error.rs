@@ -76,5 +76,23 @@ impl ProofError {
     }
 }
 
+/// Runs third-party proof code on caller-supplied values. storage-proofs and filecoin-proofs
+/// `expect` that 32-byte values are field elements (and SnarkPack asserts on sizes), so a
+/// hostile input can panic inside them (found by the Go fuzz targets): such a panic becomes a
+/// `Malformed` error naming `what`, instead of reaching the C boundary as a bug.
+pub fn reject_panics<T>(what: &str, f: impl FnOnce() -> ProofResult<T>) -> ProofResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let text = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(ProofError::malformed(
+            what,
+            format!("rejected by filecoin-proofs ({text})"),
+        ))
+    })
+}
+
 /// Result alias for this module.
 pub type ProofResult<T> = Result<T, ProofError>;

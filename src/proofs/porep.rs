@@ -20,7 +20,7 @@ use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::multi_proof::MultiProof;
 use storage_proofs_porep::stacked::{self, ChallengeRequirements, StackedCompound, StackedDrg};
 
-use super::error::{ProofError, ProofResult};
+use super::error::{reject_panics, ProofError, ProofResult};
 use super::registry::{self, is_non_interactive, prover_id};
 use super::request::PartitionVisitor;
 use crate::groth16::PartedCircuit;
@@ -102,6 +102,17 @@ impl PoRepRequest {
     }
 
     fn parse_inner(
+        c1_json: &[u8],
+        registered: Option<u64>,
+        sector_number: u64,
+        miner_id: Option<u64>,
+    ) -> ProofResult<Self> {
+        reject_panics("C1 output", || {
+            Self::parse_checked(c1_json, registered, sector_number, miner_id)
+        })
+    }
+
+    fn parse_checked(
         c1_json: &[u8],
         registered: Option<u64>,
         sector_number: u64,

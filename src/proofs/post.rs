@@ -20,7 +20,7 @@ use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
 use super::circuits::CircuitKind;
-use super::error::{ProofError, ProofResult};
+use super::error::{reject_panics, ProofError, ProofResult};
 use super::registry::{self, bytes32, prover_id};
 use super::request::PartitionVisitor;
 
@@ -154,6 +154,24 @@ impl PostRequest {
     }
 
     fn parse(
+        registered: RegisteredPoStProof,
+        randomness: &[u8],
+        miner_id: u64,
+        vanilla_proofs: &[Vec<u8>],
+        partition_index: Option<usize>,
+    ) -> ProofResult<Self> {
+        reject_panics("vanilla proofs", || {
+            Self::parse_checked(
+                registered,
+                randomness,
+                miner_id,
+                vanilla_proofs,
+                partition_index,
+            )
+        })
+    }
+
+    fn parse_checked(
         registered: RegisteredPoStProof,
         randomness: &[u8],
         miner_id: u64,

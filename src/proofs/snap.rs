@@ -17,7 +17,7 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PartitionProof, PublicInputs, SetupParams,
 };
 
-use super::error::{ProofError, ProofResult};
+use super::error::{reject_panics, ProofError, ProofResult};
 use super::registry::{self, bytes32};
 use super::request::PartitionVisitor;
 
@@ -54,6 +54,24 @@ impl SnapDealsRequest {
     /// Parses a request: `registered` abi number 0-4, one vanilla proof per partition, and
     /// comm_r_old, comm_r_new, comm_d_new (32 bytes each).
     pub fn parse(
+        registered: u64,
+        vanilla_proofs: &[Vec<u8>],
+        comm_r_old: &[u8],
+        comm_r_new: &[u8],
+        comm_d_new: &[u8],
+    ) -> ProofResult<Self> {
+        reject_panics("update vanilla proofs", || {
+            Self::parse_checked(
+                registered,
+                vanilla_proofs,
+                comm_r_old,
+                comm_r_new,
+                comm_d_new,
+            )
+        })
+    }
+
+    fn parse_checked(
         registered: u64,
         vanilla_proofs: &[Vec<u8>],
         comm_r_old: &[u8],

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use filecoin_proofs_api::{PublicReplicaInfo, SectorId};
 
-use super::error::{ProofError, ProofResult};
+use super::error::{reject_panics, ProofError, ProofResult};
 use super::registry::{self, bytes32, prover_id};
 
 /// Checks a PoRep proof (`verify_seal`).
@@ -20,17 +20,19 @@ pub fn verify_seal(
     seed: &[u8],
     proof: &[u8],
 ) -> ProofResult<bool> {
-    filecoin_proofs_api::seal::verify_seal(
-        registry::seal_proof(registered)?,
-        bytes32("comm_r", comm_r)?,
-        bytes32("comm_d", comm_d)?,
-        prover_id(miner_id),
-        SectorId::from(sector),
-        bytes32("ticket", ticket)?,
-        bytes32("seed", seed)?,
-        proof,
-    )
-    .map_err(ProofError::filecoin)
+    reject_panics("seal proof", || {
+        filecoin_proofs_api::seal::verify_seal(
+            registry::seal_proof(registered)?,
+            bytes32("comm_r", comm_r)?,
+            bytes32("comm_d", comm_d)?,
+            prover_id(miner_id),
+            SectorId::from(sector),
+            bytes32("ticket", ticket)?,
+            bytes32("seed", seed)?,
+            proof,
+        )
+        .map_err(ProofError::filecoin)
+    })
 }
 
 /// A challenged sector as filecoin-ffi hands it to the PoSt verifiers.
@@ -76,13 +78,15 @@ pub fn verify_winning_post(
     let randomness = bytes32("randomness", randomness)?;
     let replicas = replicas(sectors)?;
     let proof: Vec<u8> = proofs.iter().flat_map(|(_, p)| p.iter().copied()).collect();
-    filecoin_proofs_api::post::verify_winning_post(
-        &randomness,
-        &proof,
-        &replicas,
-        prover_id(miner_id),
-    )
-    .map_err(ProofError::filecoin)
+    reject_panics("WinningPoSt proof", || {
+        filecoin_proofs_api::post::verify_winning_post(
+            &randomness,
+            &proof,
+            &replicas,
+            prover_id(miner_id),
+        )
+        .map_err(ProofError::filecoin)
+    })
 }
 
 /// Checks a WindowPoSt as filecoin-ffi does: every `(registered proof, bytes)` entry is handed
@@ -99,13 +103,15 @@ pub fn verify_window_post(
         .iter()
         .map(|(registered, bytes)| Ok((registry::post_proof(*registered)?, bytes.as_slice())))
         .collect::<ProofResult<Vec<_>>>()?;
-    filecoin_proofs_api::post::verify_window_post(
-        &randomness,
-        &proofs,
-        &replicas,
-        prover_id(miner_id),
-    )
-    .map_err(ProofError::filecoin)
+    reject_panics("WindowPoSt proof", || {
+        filecoin_proofs_api::post::verify_window_post(
+            &randomness,
+            &proofs,
+            &replicas,
+            prover_id(miner_id),
+        )
+        .map_err(ProofError::filecoin)
+    })
 }
 
 /// Checks a SnapDeals update proof.
@@ -116,12 +122,14 @@ pub fn verify_update(
     comm_d_new: &[u8],
     proof: &[u8],
 ) -> ProofResult<bool> {
-    filecoin_proofs_api::update::verify_empty_sector_update_proof(
-        registry::update_proof(registered)?,
-        proof,
-        bytes32("comm_r_old", comm_r_old)?,
-        bytes32("comm_r_new", comm_r_new)?,
-        bytes32("comm_d_new", comm_d_new)?,
-    )
-    .map_err(ProofError::filecoin)
+    reject_panics("update proof", || {
+        filecoin_proofs_api::update::verify_empty_sector_update_proof(
+            registry::update_proof(registered)?,
+            proof,
+            bytes32("comm_r_old", comm_r_old)?,
+            bytes32("comm_r_new", comm_r_new)?,
+            bytes32("comm_d_new", comm_d_new)?,
+        )
+        .map_err(ProofError::filecoin)
+    })
 }
