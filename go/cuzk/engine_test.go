@@ -3,8 +3,10 @@ package cuzk_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,28 +150,147 @@ func TestDefaultEngineIsSharedAndNotClosable(t *testing.T) {
 	}
 }
 
-func TestSixtyFourGoroutines(t *testing.T) {
+// TestSixtyFourGoroutinesMixKindsCancelAndClose: 64 goroutines submit every kind at once,
+// a quarter of the jobs are cancelled by other goroutines and a quarter abandoned through
+// their context; then the engine's counters must account for every job and nothing may be
+// left in flight. Then 64 goroutines submit in loops while one closes the engine: each must
+// end with ErrClosed, and nothing else may go wrong. No goroutine but the test's calls t.Fatal.
+func TestSixtyFourGoroutinesMixKindsCancelAndClose(t *testing.T) {
 	d := testdata.Load(t)
 	e := open(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for i := 0; i < 64; i++ {
-		wg.Add(1)
+	w, win, s, p := d.Winning, d.Window, d.Snap, d.Porep[0]
+	rndW, rndWin := testdata.Hex(t, w.Randomness), testdata.Hex(t, win.Randomness)
+	vanW, vanWin, vanS := d.Files(t, w.VanillaFiles), d.Files(t, win.VanillaFiles), d.Files(t, s.VanillaFiles)
+	old, newR, newD := testdata.Hex(t, s.CommROld), testdata.Hex(t, s.CommRNew), testdata.Hex(t, s.CommDNew)
+	c1 := d.File(t, p.C1File)
+	submit := func(kind int) (cuzk.JobID, error) {
+		switch kind {
+		case 0:
+			return e.SubmitWinningPoSt(w.Registered, rndW, d.MinerID, vanW)
+		case 1:
+			return e.SubmitWindowPoSt(win.Registered, rndWin, d.MinerID, vanWin, win.Partition)
+		case 2:
+			return e.SubmitPoRep(c1, p.Registered, p.Sector, d.MinerID)
+		default:
+			return e.SubmitSnapDeals(s.Registered, vanS, old, newR, newD)
+		}
+	}
+
+	type outcome struct {
+		kind int
+		err  error
+	}
+	results := make(chan outcome, 64)
+	toCancel := make(chan cuzk.JobID, 64)
+	var cancellers sync.WaitGroup
+	for c := 0; c < 4; c++ { // goroutines that only cancel what others submitted
+		cancellers.Add(1)
 		go func() {
-			defer wg.Done()
-			proof, err := e.Await(context.Background(), submitWindow(t, e, d))
-			if err == nil && len(proof) != 192 {
-				err = errors.New("bad proof length")
+			defer cancellers.Done()
+			for id := range toCancel {
+				if err := e.Cancel(id); err != nil && !errors.Is(err, cuzk.ErrUnknownJob) {
+					results <- outcome{-1, fmt.Errorf("cancel %d: %w", id, err)}
+				}
 			}
-			errs <- err
 		}()
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	var submitters sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		submitters.Add(1)
+		go func(kind int) {
+			defer submitters.Done()
+			id, err := submit(kind)
+			if err != nil {
+				results <- outcome{kind, fmt.Errorf("submit kind %d: %w", kind, err)}
+				return
+			}
+			ctx := context.Background()
+			switch kind {
+			case 2: // PoRep: cancelled by a canceller
+				toCancel <- id
+			case 3: // SnapDeals: abandoned through its context
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
+				defer cancel()
+			}
+			proof, err := e.Await(ctx, id)
+			if err == nil && len(proof) != 192 {
+				err = fmt.Errorf("kind %d: %d proof bytes", kind, len(proof))
+			}
+			results <- outcome{kind, err}
+		}(i % 4)
+	}
+	submitters.Wait()
+	close(toCancel)
+	cancellers.Wait()
+	close(results)
+	var proved, cancelled uint64
+	for r := range results {
+		switch {
+		case r.err == nil:
+			proved++
+		case (r.kind == 2 || r.kind == 3) && errors.Is(r.err, cuzk.ErrCancelled):
+			cancelled++
+		default:
+			t.Errorf("kind %d: %v", r.kind, r.err)
 		}
+	}
+	if proved < 32 {
+		t.Errorf("%d jobs proved, want at least the 32 PoSt jobs", proved)
+	}
+	sum := waitIdle(t, e)
+	if sum.JobsCompleted != proved || sum.JobsCancelled != cancelled || sum.JobsFailed != 0 {
+		t.Errorf("counters %+v; the goroutines saw %d proofs and %d cancellations", sum, proved, cancelled)
+	}
+	if sum.PartitionsQueued != 0 || sum.PartitionsSynthesized != 0 || sum.PartitionsInFlight != 0 || sum.PoolFree != sum.PoolBuffers {
+		t.Errorf("work left after every job ended: %+v", sum)
+	}
+
+	// Submit loops racing one Close.
+	var loops sync.WaitGroup
+	ends := make(chan error, 64)
+	var submitted atomic.Int64
+	enough, loopsDone := make(chan struct{}), make(chan struct{})
+	closed := make(chan error, 1)
+	for i := 0; i < 64; i++ {
+		loops.Add(1)
+		go func(kind int) {
+			defer loops.Done()
+			for {
+				id, err := submit(kind)
+				if err == nil {
+					if submitted.Add(1) == 64 {
+						close(enough)
+					}
+					err = e.Release(id)
+				}
+				if err != nil {
+					ends <- err
+					return
+				}
+			}
+		}(i % 4)
+	}
+	go func() {
+		select {
+		case <-enough:
+		case <-loopsDone: // every loop already failed: Close anyway, the errors say why
+		}
+		closed <- e.Close()
+	}()
+	loops.Wait()
+	close(loopsDone)
+	close(ends)
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for err := range ends {
+		if !errors.Is(err, cuzk.ErrClosed) {
+			t.Errorf("a submit loop ended with %v, want ErrClosed", err)
+		}
+	}
+	if _, err := e.Summary(); !errors.Is(err, cuzk.ErrClosed) {
+		t.Errorf("Summary after Close: %v", err)
 	}
 }
 
