@@ -416,6 +416,31 @@ func TestBadInputsAreErrors(t *testing.T) {
 			_, err := e.SubmitPoRep(c1[:len(c1)/2], 5, 1, d.MinerID)
 			return err
 		},
+		"C1 of another miner": func() error {
+			_, err := e.SubmitPoRep(c1, p.Registered, p.Sector, d.MinerID+1)
+			return err
+		},
+		"C1 of another sector number": func() error {
+			_, err := e.SubmitPoRep(c1, p.Registered, p.Sector+1, d.MinerID)
+			return err
+		},
+		"C1 for another sector size (32 GiB V1_1)": func() error {
+			_, err := e.SubmitPoRep(c1, 8, p.Sector, d.MinerID)
+			return err
+		},
+		"NI-PoRep type for an interactive C1": func() error {
+			_, err := e.SubmitPoRep(c1, 15, p.Sector, d.MinerID)
+			return err
+		},
+		"garbage vanilla proofs": func() error {
+			_, err := e.SubmitWindowPoSt(w.Registered, rnd, d.MinerID, [][]byte{[]byte("not a vanilla proof"), vanilla[1]}, 0)
+			return err
+		},
+		"vanilla proof claiming 2^60 entries": func() error {
+			claim := []byte{0, 0, 0, 0, 0, 0, 0, 0x10}
+			_, err := e.SubmitWinningPoSt(0, rnd, d.MinerID, [][]byte{claim})
+			return err
+		},
 		"wrong proof type": func() error {
 			_, err := e.SubmitWindowPoSt(77, rnd, d.MinerID, vanilla, 0)
 			return err

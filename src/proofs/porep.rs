@@ -10,7 +10,7 @@ use bellperson::{ConstraintSystem, SynthesisError};
 
 use blstrs::Scalar;
 use filecoin_hashers::{Domain, Hasher};
-use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
+use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher, DefaultTreeHasher};
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{as_safe_commitment, with_shape};
 use filecoin_proofs_api::seal::{SealCommitPhase1Output, SealCommitPhase2Output};
@@ -135,6 +135,24 @@ impl PoRepRequest {
         ] {
             if value == [0; 32] {
                 return Err(ProofError::InvalidArgument(format!("{name} is all zeros")));
+            }
+        }
+        if let Some(miner) = miner_id {
+            // The replica id binds the C1 output to its miner, sector number, ticket and
+            // comm_d: a C1 of another miner or sector would prove for minutes (hours on a
+            // 32 GiB CPU node) and then fail the self-check.
+            let expected = stacked::generate_replica_id::<DefaultTreeHasher, _>(
+                &prover_id(miner),
+                sector_number,
+                &c1.ticket,
+                c1.comm_d,
+                &registered.as_v1_config().porep_id,
+            );
+            if expected != c1.replica_id {
+                return Err(ProofError::InvalidArgument(format!(
+                    "the C1 output was not made for miner {miner} and sector {sector_number} \
+                     (its replica id differs)"
+                )));
             }
         }
         let size = u64::from(registered.sector_size());
