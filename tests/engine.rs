@@ -2,7 +2,7 @@
 //! failures and close. Every proof is checked with bellperson's verifier.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
@@ -304,13 +304,21 @@ fn a_panicking_synthesis_fails_only_its_own_job() {
 #[test]
 fn close_with_jobs_in_flight_returns_and_later_calls_fail() {
     let engine = Engine::open_cpu(config(2, 3)).unwrap();
-    let ids: Vec<JobId> = (0..20)
-        .map(|i| {
-            engine
-                .submit(job(3000, 2, Priority::Normal, 300 + i))
-                .unwrap()
-        })
+    // A job that finished before the close keeps its proof; the others end Closed.
+    let first = job(120, 1, Priority::Normal, 299);
+    let first_id = engine.submit(first.clone()).unwrap();
+    let jobs: Vec<Arc<Synthetic>> = (0..20)
+        .map(|i| job(3000, 2, Priority::Normal, 300 + i))
         .collect();
+    let ids: Vec<JobId> = jobs
+        .iter()
+        .map(|j| engine.submit(j.clone()).unwrap())
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while engine.status().completed == 0 {
+        assert!(Instant::now() < deadline, "the first job never finished");
+        std::thread::yield_now();
+    }
     engine.close();
     let status = engine.status();
     assert!(status.closed);
@@ -324,12 +332,23 @@ fn close_with_jobs_in_flight_returns_and_later_calls_fail() {
         EngineError::Closed
     );
     assert_eq!(engine.cancel(ids[0]).unwrap_err(), EngineError::Closed);
-    for id in ids {
+    let proof = engine
+        .await_job(first_id, Some(Duration::from_secs(5)))
+        .expect("a proof finished before close is still handed out");
+    assert!(check(&first, &proof), "and it verifies");
+    let mut closed = 0;
+    for (id, w) in ids.into_iter().zip(&jobs) {
         match engine.await_job(id, Some(Duration::from_secs(5))) {
-            Ok(_) | Err(EngineError::Closed) => {}
+            // Finished between the first job and the close: must be a real proof.
+            Ok(proof) => assert!(check(w, &proof), "job {id:?}: invalid proof"),
+            Err(EngineError::Closed) => closed += 1,
             other => panic!("job {id:?}: {other:?}"),
         }
     }
+    assert!(
+        closed > 0,
+        "every job finished before close: the test proved nothing"
+    );
 }
 
 #[test]

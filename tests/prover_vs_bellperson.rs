@@ -10,7 +10,7 @@ use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
     pce, synthesize, synthesize_parted_with_pce, synthesize_with_pce, verify, AbcBuffers,
-    Assignment, CpuBackend, Groth16Error, PartedCircuit, ProverBackend, Randomness, Srs,
+    Assignment, CpuBackend, Groth16Error, PartedCircuit, Proof, ProverBackend, Randomness, Srs,
     WholeCircuit,
 };
 use rand::SeedableRng;
@@ -49,6 +49,22 @@ fn assert_same_as_bellperson<C: Circuit<Scalar> + Clone + Send>(
     inputs: &[Scalar],
     seed: u64,
 ) -> [u8; 192] {
+    let ours = assert_same_bytes_as_bellperson(circuit, params, seed);
+    let srs = Srs::from_parameters(params);
+    assert!(
+        verify(&srs, &ours, inputs),
+        "bellperson's verifier rejected our proof"
+    );
+    ours.to_bytes()
+}
+
+/// As [`assert_same_as_bellperson`] without the verification (for circuits that are not
+/// satisfied): the proof, identical with PCE on and off and to bellperson's.
+fn assert_same_bytes_as_bellperson<C: Circuit<Scalar> + Clone + Send>(
+    circuit: C,
+    params: &Parameters<Bls12>,
+    seed: u64,
+) -> Proof {
     let srs = Arc::new(Srs::from_parameters(params));
     let randomness = Randomness::random(&mut rng(seed));
     let asg = synthesize(circuit.clone(), AbcBuffers::default()).expect("synthesis");
@@ -74,11 +90,7 @@ fn assert_same_as_bellperson<C: Circuit<Scalar> + Clone + Send>(
         theirs_bytes,
         "proof bytes differ from bellperson"
     );
-    assert!(
-        verify(&srs, &ours, inputs),
-        "bellperson's verifier rejected our proof"
-    );
-    ours.to_bytes()
+    ours
 }
 
 fn our_params<C: Circuit<Scalar>>(circuit: C, seed: u64) -> Parameters<Bls12> {
@@ -119,6 +131,35 @@ fn random_shapes_match_bellperson_byte_for_byte() {
             "{shape:?}: wrong witness verified"
         );
     }
+}
+
+#[test]
+fn power_of_two_sizes_zero_coefficients_and_wrong_witnesses_match_bellperson() {
+    // bellperson adds one constraint per public input (ONE and 3 more): 1020 circuit
+    // constraints fill the 2^10 domain exactly, 1021 overflow it by one.
+    for (constraints, total) in [(1020, 1024), (1021, 1025)] {
+        let circuit = RandomCircuit::new(Shape::Mixed, constraints, 50);
+        let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+        assert_eq!(
+            asg.abc.len(),
+            total,
+            "constraints with the input constraints"
+        );
+        let params = our_params(circuit.clone(), 51);
+        assert_same_as_bellperson(circuit.clone(), &params, &circuit.public_inputs(), 52);
+    }
+    // Terms with a zero coefficient still count in the density maps bellperson builds.
+    let mut circuit = RandomCircuit::new(Shape::AbsentFromA, 300, 60);
+    circuit.zero_coefficients = true;
+    let params = our_params(circuit.clone(), 61);
+    assert_same_as_bellperson(circuit.clone(), &params, &circuit.public_inputs(), 62);
+    // An unsatisfied witness: the same bytes as bellperson, and a proof that does not verify.
+    let mut wrong = RandomCircuit::new(Shape::Mixed, 300, 70);
+    wrong.wrong_witness = true;
+    let params = our_params(wrong.clone(), 71);
+    let proof = assert_same_bytes_as_bellperson(wrong.clone(), &params, 72);
+    let srs = Srs::from_parameters(&params);
+    assert!(!verify(&srs, &proof, &wrong.public_inputs()));
 }
 
 #[test]

@@ -98,6 +98,9 @@ pub struct RandomCircuit {
     pub witness_seed: u64,
     /// Breaks the witness of the first constraint (the proof must then fail to verify).
     pub wrong_witness: bool,
+    /// Gives every fourth linear-combination term a zero coefficient (a term that still
+    /// names its variable, as circuits built generically do).
+    pub zero_coefficients: bool,
 }
 
 impl RandomCircuit {
@@ -110,6 +113,7 @@ impl RandomCircuit {
             seed,
             witness_seed: seed,
             wrong_witness: false,
+            zero_coefficients: false,
         }
     }
 
@@ -160,12 +164,14 @@ impl RandomCircuit {
             let pick = |rng: &mut ChaCha8Rng, for_a: bool| {
                 let mut lc = LinearCombination::zero();
                 let mut value = Scalar::ZERO;
-                for _ in 0..3 {
+                for term in 0..3 {
                     let mut i = rng.gen_range(0..vars.len());
                     if for_a && hidden_from_a[i] {
                         i = 0;
                     }
                     let coeff = Scalar::from(rng.gen_range(1u64..1000));
+                    let zero = self.zero_coefficients && (k * 3 + term) % 4 == 0;
+                    let coeff = if zero { Scalar::ZERO } else { coeff };
                     lc = lc + (coeff, vars[i].0);
                     value += vars[i].1 * coeff;
                 }
