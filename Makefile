@@ -72,10 +72,17 @@ c-test: fixtures go-lib
 	$(TARGET)/release/cuzk-smoke-static $(CUZK_CACHE)/testdata-2k
 	scripts/check-exports.sh $(TARGET)/release/libcuzk.so $(GO_LIB)/libcuzk.a
 
-## The C smoke test under valgrind: no definite leak, no memory error.
+## The C smoke test under valgrind: no definite leak, no memory error. Then the Go package
+## through cgo (go/cmd/cuzk-leakcheck: a proof, its verification, error paths, cancel,
+## status, plan, challenges, close): no definite leak and no invalid access outside the Go
+## runtime's own (async preemption is turned off; tests/go-runtime.supp names what is left).
 leak-test: c-test
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
 	  --error-exitcode=3 $(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k
+	cd go && $(GO_ENV) go build -o $(TARGET)/release/cuzk-leakcheck ./cmd/cuzk-leakcheck
+	GODEBUG=asyncpreemptoff=1 valgrind --leak-check=full --errors-for-leak-kinds=definite \
+	  --show-leak-kinds=definite --undef-value-errors=no --suppressions=tests/go-runtime.supp \
+	  --error-exitcode=3 $(TARGET)/release/cuzk-leakcheck
 
 ## go/lib: libcuzk.so.N linked to the library cargo built last, the isolated libcuzk.a made
 ## from cargo's, and cuzk.pc / cuzk-static.pc pointing there (see scripts/install-lib.sh).
