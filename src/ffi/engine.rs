@@ -259,7 +259,7 @@ pub unsafe extern "C" fn cuzk_status_json(
         non_null(json_out, "json_out")?;
         let json = serde_json::to_string(&e.engine.status())
             .map_err(|x| FfiError::new(CuzkCode::ProofFailed, x.to_string()))?;
-        *json_out = std::ffi::CString::new(json).unwrap_or_default().into_raw();
+        *json_out = super::memory::owned_string(&json);
         Ok(())
     })
 }
@@ -350,7 +350,7 @@ pub unsafe extern "C" fn cuzk_gpu_devices(
         non_null(json_out, "json_out")?;
         let names: Vec<String> = crate::gpu::devices().into_iter().map(|d| d.name).collect();
         let json = serde_json::to_string(&names).unwrap_or_else(|_| "[]".into());
-        *json_out = std::ffi::CString::new(json).unwrap_or_default().into_raw();
+        *json_out = super::memory::owned_string(&json);
         Ok(())
     })
 }

@@ -1,7 +1,7 @@
 //! The panic boundary and argument checks every entry point goes through, so that no panic
 //! and no unchecked pointer crosses the C ABI.
 
-use std::ffi::{c_char, CString};
+use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::types::{CuzkCode, CuzkSlice};
@@ -62,9 +62,8 @@ fn set_error(err: *mut *mut c_char, message: &str) {
     if err.is_null() {
         return;
     }
-    let c = CString::new(message.replace('\0', " ")).unwrap_or_default();
     // SAFETY: the caller passed a writable `char **` (checked non-null above).
-    unsafe { *err = c.into_raw() };
+    unsafe { *err = super::memory::owned_string(message) };
 }
 
 fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {

@@ -1,6 +1,6 @@
 //! `cuzk plan` over the C ABI: a node and a mix of circuit names in, the plan as JSON out.
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, CStr};
 
 use serde::Deserialize;
 
@@ -54,7 +54,7 @@ pub unsafe extern "C" fn cuzk_plan(
         let plan = plan_mix(&node, &req.mix).map_err(invalid)?;
         let json = serde_json::to_string(&plan)
             .map_err(|e| FfiError::new(CuzkCode::ProofFailed, e.to_string()))?;
-        *json_out = CString::new(json).unwrap_or_default().into_raw();
+        *json_out = super::memory::owned_string(&json);
         Ok(())
     })
 }

@@ -56,6 +56,7 @@ impl CuzkBytes {
     pub fn from_vec(v: Vec<u8>) -> Self {
         let boxed = v.into_boxed_slice();
         let len = boxed.len();
+        super::memory::handed_out();
         let ptr = Box::into_raw(boxed).cast::<u8>();
         Self { ptr, len }
     }

@@ -4,7 +4,7 @@
 //! through filecoin-proofs; the SNARKs over their output are proved by the engine
 //! (`cuzk_prove_*`). No engine is needed. Paths are UTF-8 bytes, borrowed for the call.
 
-use std::ffi::{c_char, CString};
+use std::ffi::c_char;
 use std::path::PathBuf;
 
 use super::guard::{array, bytes, call, non_null, FfiError};
@@ -28,6 +28,7 @@ impl CuzkU64s {
         }
         let boxed = v.into_boxed_slice();
         let len = boxed.len();
+        super::memory::handed_out();
         let ptr = Box::into_raw(boxed).cast::<u64>();
         Self { ptr, len }
     }
@@ -57,6 +58,7 @@ impl CuzkBytesList {
         }
         let boxed: Box<[CuzkBytes]> = v.into_iter().map(CuzkBytes::from_vec).collect();
         let len = boxed.len();
+        super::memory::handed_out();
         let ptr = Box::into_raw(boxed).cast::<CuzkBytes>();
         Self { ptr, len }
     }
@@ -288,8 +290,7 @@ unsafe fn version(
     non_null(out, "version_out")?;
     *out = std::ptr::null_mut();
     let v = f()?;
-    let c = CString::new(v).map_err(|e| FfiError::new(CuzkCode::ProofFailed, e.to_string()))?;
-    *out = c.into_raw();
+    *out = super::memory::owned_string(&v);
     Ok(())
 }
 
@@ -338,6 +339,7 @@ pub unsafe extern "C" fn cuzk_u64s_free(l: *mut CuzkU64s) {
     }
     let list = &mut *l;
     if !list.ptr.is_null() {
+        super::memory::taken_back();
         drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
             list.ptr, list.len,
         )));
@@ -357,6 +359,7 @@ pub unsafe extern "C" fn cuzk_bytes_list_free(l: *mut CuzkBytesList) {
     }
     let list = &mut *l;
     if !list.ptr.is_null() {
+        super::memory::taken_back();
         let mut items = Box::from_raw(std::ptr::slice_from_raw_parts_mut(list.ptr, list.len));
         for b in items.iter_mut() {
             super::memory::cuzk_bytes_free(b);

@@ -329,6 +329,9 @@ int main(int argc, char **argv) {
   free(randomness);
   free(v0);
   free(v1);
+  /* Every string, buffer and list the library handed out was given back. */
+  CHECK(cuzk_live_outputs() == 0, "outputs not freed: %llu",
+        (unsigned long long)cuzk_live_outputs());
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
