@@ -185,6 +185,26 @@ int main(int argc, char **argv) {
   code = cuzk_submit_window_post(engine, 77, randomness, rlen, 1000, vanilla, 2, 0, &job, &err);
   CHECK(code == CUZK_CODE_INVALID_INPUT && err && strstr(err, "77"), "unknown proof type: %d", code);
   cuzk_string_free(err);
+  /* A timeout and a cancel from C: a job just submitted cannot have finished, so a zero
+   * timeout times out (the job goes on), and once cancelled it ends CANCELLED. */
+  uint64_t slow_job = 0;
+  code = cuzk_submit_window_post(engine, 10, randomness, rlen, 1000, vanilla, 2, 0, &slow_job, NULL);
+  CHECK(code == CUZK_CODE_OK, "submit for cancel: %d", code);
+  err = NULL;
+  code = cuzk_await(engine, slow_job, 0, &proof, NULL, &err);
+  CHECK(code == CUZK_CODE_TIMEOUT && err && proof.len == 0, "await with timeout 0: %d", code);
+  cuzk_string_free(err);
+  code = cuzk_cancel(engine, slow_job, NULL);
+  CHECK(code == CUZK_CODE_OK, "cancel: %d", code);
+  err = NULL;
+  code = cuzk_await(engine, slow_job, -1, &proof, NULL, &err);
+  CHECK(code == CUZK_CODE_CANCELLED && err && proof.len == 0, "await of a cancelled job: %d", code);
+  cuzk_string_free(err);
+  err = NULL;
+  code = cuzk_cancel(engine, slow_job, &err); /* its result was taken: unknown now */
+  CHECK(code == CUZK_CODE_UNKNOWN_JOB && err, "cancel of an awaited job: %d", code);
+  cuzk_string_free(err);
+
   /* Lengths no buffer can have, a null pointer with a length, a null output: refused before
    * anything is read or written. */
   uint64_t bad_job = 0;
