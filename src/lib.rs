@@ -12,6 +12,7 @@ pub mod engine;
 pub mod ffi;
 pub mod gpu;
 pub mod groth16;
+pub mod panics;
 pub mod proofs;
 
 // sppark's build script compiles its device-pool code into a static library that the CUDA

@@ -749,11 +749,10 @@ fn catch_load(
     load: impl FnOnce() -> Result<Arc<crate::groth16::Srs>, String>,
 ) -> Result<Arc<crate::groth16::Srs>, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(load)).unwrap_or_else(|p| {
-        Err(p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "decode panicked".into()))
+        Err(format!(
+            "decode panicked: {}",
+            crate::panics::panic_message(&*p)
+        ))
     })
 }
 

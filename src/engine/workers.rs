@@ -16,16 +16,10 @@ use super::state::{Finishing, Resident, State, Synthesized};
 use super::workload::{Priority, Workload};
 use super::{EngineError, Inner};
 use crate::groth16::{AbcBuffers, CircuitShape, Randomness, Srs, PROOF_BYTES};
+use crate::panics::panic_message;
 
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
-}
-
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Which work a thread takes.
@@ -99,7 +93,7 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
     let capacity = buffers.a.capacity();
     let t = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| workload.synthesize(k, buffers, &srs)))
-        .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(p))));
+        .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(&*p))));
     let synth_ms = ms_since(t);
     // What the workload attached to the parameters (read outside the lock).
     let attached = srs.pce_bytes() as u64;
@@ -305,7 +299,7 @@ pub fn prover_worker(inner: Arc<Inner>, name: String) {
                 continue;
             }
             Ok(Err(e)) => e.to_string(),
-            Err(p) => format!("panicked: {}", panic_message(p)),
+            Err(p) => format!("panicked: {}", panic_message(&*p)),
         };
         let replacement = inner.backend.alloc_buffers(capacity);
         let mut st = inner.lock();
@@ -369,7 +363,7 @@ pub fn finalizer(inner: Arc<Inner>, name: String, lane: usize, serves: Serves) {
             .unwrap_or_else(|p| {
                 Err(crate::groth16::Groth16Error::ShapeMismatch(format!(
                     "prove_finish panicked: {}",
-                    panic_message(p)
+                    panic_message(&*p)
                 )))
             });
         let fin_ms = ms_since(t);
@@ -423,7 +417,7 @@ pub fn finalizer(inner: Arc<Inner>, name: String, lane: usize, serves: Serves) {
         if let Some(bytes) = to_verify {
             let t = Instant::now();
             let verdict = catch_unwind(AssertUnwindSafe(|| workload.finish(bytes)))
-                .unwrap_or_else(|p| Err(format!("verifier panicked: {}", panic_message(p))));
+                .unwrap_or_else(|p| Err(format!("verifier panicked: {}", panic_message(&*p))));
             let verify_ms = ms_since(t);
             let mut st = inner.lock();
             *st.busy_ms.entry(name.clone()).or_default() += verify_ms;
@@ -449,7 +443,7 @@ pub fn load_srs(inner: &Inner, workload: Arc<dyn Workload>) {
     let key = workload.srs_key();
     let t = Instant::now();
     let loaded = catch_unwind(AssertUnwindSafe(|| workload.load_srs()))
-        .unwrap_or_else(|p| Err(panic_message(p)));
+        .unwrap_or_else(|p| Err(panic_message(&*p)));
     let mut st = inner.lock();
     let _ = install_srs(&mut st, &key, loaded);
     debug!("SRS {key} decoded in {:.1} ms", ms_since(t));

@@ -66,13 +66,6 @@ fn set_error(err: *mut *mut c_char, message: &str) {
     unsafe { *err = super::memory::owned_string(message) };
 }
 
-fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
 /// Runs `f`, turning errors and panics into a code and a message in `*err`.
 ///
 /// # Safety
@@ -91,7 +84,10 @@ pub unsafe fn call(err: *mut *mut c_char, f: impl FnOnce() -> Result<(), FfiErro
         Err(p) => {
             set_error(
                 err,
-                &format!("internal error (panic caught): {}", panic_text(p)),
+                &format!(
+                    "internal error (panic caught): {}",
+                    crate::panics::panic_message(&*p)
+                ),
             );
             CuzkCode::Panic
         }

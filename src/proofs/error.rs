@@ -82,11 +82,7 @@ impl ProofError {
 /// `Malformed` error naming `what`, instead of reaching the C boundary as a bug.
 pub fn reject_panics<T>(what: &str, f: impl FnOnce() -> ProofResult<T>) -> ProofResult<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let text = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
+        let text = crate::panics::panic_message(&*panic);
         Err(ProofError::malformed(
             what,
             format!("rejected by filecoin-proofs ({text})"),
