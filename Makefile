@@ -15,6 +15,13 @@ CUDA_LIBRARY_PATH ?= $(CUZK_CACHE)/cuda-root
 export CUZK_CACHE FIL_PROOFS_PARAMETER_CACHE CUDA_LIBRARY_PATH
 CARGO ?= cargo
 CUZK := $(TARGET)/release/cuzk
+# Builds with a non-default feature set (`gpu-emulator`, `cuda`, `supraseal`) go to their own
+# target directory, so they can never replace the default artefacts ($(TARGET)/release, which
+# go/lib links and `make install` copies). They share it among themselves: one more build of
+# the dependencies, once per cache (~10 minutes on 2 cores, cached under CUZK_CACHE in CI).
+FEATURE_TARGET := $(TARGET)/features
+FEATURE_CARGO = CARGO_TARGET_DIR=$(FEATURE_TARGET) $(CARGO)
+FEATURE_CUZK := $(FEATURE_TARGET)/release/cuzk
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine synth msm
 
@@ -139,31 +146,31 @@ cuda-deps: deps
 # and emits no sm_90 code by itself.
 CUDA_ENV = $(if $(shell command -v g++-11),CXX=g++-11) NVCC_APPEND_FLAGS='-gencode arch=compute_90,code=sm_90'
 
-## The CUDA build: compiles the kernels, lints, and tests it on this machine (with no GPU the
-## engine must fall back to the CPU; the fallback test asserts it). Runs last so the CPU build
-## that the C and Go tests linked is not disturbed before they ran.
+## The CUDA build (in FEATURE_TARGET): compiles the kernels, lints, and tests it on this
+## machine (with no GPU the engine must fall back to the CPU; the fallback test asserts it).
 cuda-test: cuda-deps
-	$(CUDA_ENV) $(CARGO) clippy --release --features supraseal --all-targets -- -D warnings
-	$(CUDA_ENV) $(CARGO) test --release --features cuda --lib --test gpu_fallback
-	$(CUDA_ENV) $(CARGO) build --release --features cuda --bin cuzk
-	$(CUZK) gpu devices
+	$(CUDA_ENV) $(FEATURE_CARGO) clippy --release --features supraseal --all-targets -- -D warnings
+	$(CUDA_ENV) $(FEATURE_CARGO) test --release --features cuda --lib --test gpu_fallback
+	$(CUDA_ENV) $(FEATURE_CARGO) build --release --features cuda --bin cuzk
+	$(FEATURE_CUZK) gpu devices
 
 ## The CUDA backend's own code over the host emulation of the device (feature `gpu-emulator`,
-## no CUDA needed): lints, the emulator tests, the fallback test with (emulated) devices
-## present, scripts/gpu-check.sh itself from a bundle of a `gpu-emulator` cuzk at CI sizes (made
-## unable to start by itself, so the script must run it through the bundle's own loader and
-## libraries, as on a GPU machine whose libraries are too old), and the Go demo
-## through the C ABI's default engine, which must prove every kind on the emulated GPUs. Runs
-## after the Go tests and before cuda-test, which rebuilds cuzk with CUDA.
+## no CUDA needed, built in FEATURE_TARGET): lints, the emulator tests, the fallback test with
+## (emulated) devices present, scripts/gpu-check.sh itself from a bundle of a `gpu-emulator`
+## cuzk at CI sizes (made unable to start by itself, so the script must run it through the
+## bundle's own loader and libraries, as on a GPU machine whose libraries are too old), and the
+## Go demo through the C ABI's default engine, linked through its own pkg-config directory
+## (EMU_GO_LIB, never go/lib), which must prove every kind on the emulated GPUs.
 EMU_OUT := $(CUZK_CACHE)/emu-check
 EMU_BUNDLE := $(CUZK_CACHE)/emu-bundle
+EMU_GO_LIB := $(FEATURE_TARGET)/go-lib
 emu-test: export CUZK_ALLOW_EMULATED_GPUS = 1
 emu-test: fixtures
-	$(CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
-	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_fallback
-	env -u CUZK_ALLOW_EMULATED_GPUS $(CARGO) test --release --features gpu-emulator --test gpu_emulator_opt_in
-	$(CARGO) build --release --features gpu-emulator --bin cuzk
-	scripts/make-gpu-bundle.sh $(CUZK) "$(EMU_BUNDLE)"
+	$(FEATURE_CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
+	$(FEATURE_CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_fallback
+	env -u CUZK_ALLOW_EMULATED_GPUS $(FEATURE_CARGO) test --release --features gpu-emulator --test gpu_emulator_opt_in
+	$(FEATURE_CARGO) build --release --features gpu-emulator --bin cuzk
+	scripts/make-gpu-bundle.sh $(FEATURE_CUZK) "$(EMU_BUNDLE)"
 	@# As on a machine where the bundled binary cannot start: point its ELF interpreter at a
 	@# loader that does not exist (same length), so gpu-check.sh must fall back to cuzk-portable.
 	LC_ALL=C sed -i 's|/lib64/ld-linux-x86-64.so.2|/lib64/ld-linux-x86-64.so.X|' "$(EMU_BUNDLE)/cuzk"
@@ -172,35 +179,28 @@ emu-test: fixtures
 	MAX_LG=16 BENCH_MAX_LG=22 STREAM_JOBS=1 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 BUDGET=2400 \
 	  "$(EMU_BUNDLE)/gpu-check.sh" "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
 	@grep -q "^=== cuzk: $(EMU_BUNDLE)/cuzk-portable" "$(EMU_OUT)/gpu-check.log" || { echo "emu-test: gpu-check.sh did not run the bundle's cuzk-portable"; exit 1; }
-	$(CARGO) build --release --features gpu-emulator --lib
-	$(link_go_lib)
-	cd go && $(GO_ENV) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
+	$(FEATURE_CARGO) build --release --features gpu-emulator --lib
+	scripts/install-lib.sh --dev $(FEATURE_TARGET)/release $(EMU_GO_LIB) $(CURDIR)/include $(EMU_GO_LIB)
+	cd go && PKG_CONFIG_PATH=$(EMU_GO_LIB) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
 	@grep -v '^\[' "$(EMU_OUT)/demo.log" | sed -n '1,8p'
 	@grep -q '"backend": "emulated-cuda:0,1"' "$(EMU_OUT)/demo.log" || { echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
 
-## Last in `make test`: emu-test and cuda-test built cuzk with other features into the same
-## target directory (their own directories would rebuild every dependency, ~10 minutes more of
-## CI). This target rebuilds the default library and relinks go/lib to it; then a program linked
-## through go/lib, run with emulation allowed, must open its default engine on the default
-## backend: the CPU (the default build has no GPU backend; an emulator build would say
-## "emulated-cuda").
-default-lib-test: deps
-	@# Rebuilt here, not through the go-lib prerequisite: within `make test` make has already
-	@# run go-lib (before the feature builds) and would not run it again. The feature builds
-	@# wrote the unhashed libcuzk.so/.a that cargo may take as fresh, so they are removed first.
-	rm -f $(TARGET)/release/libcuzk.so $(TARGET)/release/libcuzk.a \
-	  $(TARGET)/release/deps/libcuzk.so $(TARGET)/release/deps/libcuzk.a
-	$(CARGO) build --release
-	$(link_go_lib)
-	@# With emulation allowed, so that an emulator build left in go/lib would show itself.
+## Last in `make test`, after every feature build: what a node would link and run after the
+## tests is still the default build, untouched. Not rebuilt here: a program linked through
+## go/lib, and the cuzk binary, run with emulation allowed (so that an emulator build would
+## show itself), must open their default engine on the CPU (the default build has no GPU
+## backend; an emulator build would say "emulated-cuda", a CUDA one "cuda").
+default-lib-test: go-lib
 	@backend="$$(cd go && CUZK_ALLOW_EMULATED_GPUS=1 $(GO_ENV) go run ./cmd/cuzk-backend)" && echo "go/lib default engine backend: $$backend" && \
 	  test "$$backend" = cpu || { echo "default-lib-test: go/lib is not the default build"; exit 1; }
+	@CUZK_ALLOW_EMULATED_GPUS=1 $(CUZK) gpu devices 2>&1 | tee $(TARGET)/default-lib-test.log
+	@grep -q "^GPU backend built: none" $(TARGET)/default-lib-test.log || { echo "default-lib-test: $(CUZK) is not the default build"; exit 1; }
 
 ## One stripped cuzk binary with the CUDA backend and supraseal-c2 (the baseline), the loader
 ## and system libraries it links, and scripts/gpu-check.sh, for a GPU machine.
 gpu-bundle: cuda-deps
-	$(CUDA_ENV) $(CARGO) build --release --features supraseal --bin cuzk
-	scripts/make-gpu-bundle.sh $(CUZK) gpu-bundle
+	$(CUDA_ENV) $(FEATURE_CARGO) build --release --features supraseal --bin cuzk
+	scripts/make-gpu-bundle.sh $(FEATURE_CUZK) gpu-bundle
 
 ## Everything CI runs.
 test: lint rust-test c-test leak-test go-test fuzz-test link-test interop-test emu-test cuda-test default-lib-test

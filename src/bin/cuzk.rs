@@ -73,7 +73,7 @@ enum Command {
 
 #[derive(Subcommand)]
 enum GpuCommand {
-    /// Lists the GPUs this build can use.
+    /// Lists the GPUs this build can use (and says on stderr which GPU backend it carries).
     Devices,
     /// GPU proofs vs CPU proofs (same assignment, r, s): random circuits 2^10..2^max_lg and
     /// every 2 KiB kind; device errors. Exits non-zero on any failure.
@@ -363,6 +363,14 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
     let testdata_dir = |d: Option<PathBuf>| d.unwrap_or_else(cuzk::proofs::testdata::default_dir);
     match command {
         GpuCommand::Devices => {
+            // On stderr, so the JSON on stdout stays the device list: which GPU backend this
+            // binary carries, so a feature build mistaken for the default one shows itself.
+            let built = match (cuzk::gpu::CUDA_BUILT, cuzk::gpu::EMULATED) {
+                (false, _) => "none (the default build: no GPU backend)",
+                (true, true) => "emulated-cuda (the host emulator, for tests)",
+                (true, false) => "cuda",
+            };
+            eprintln!("GPU backend built: {built}");
             println!("{}", serde_json::to_string_pretty(&cuzk::gpu::devices())?);
             Ok(())
         }
