@@ -5,6 +5,10 @@
 #
 #   scripts/build-filecoin-ffi.sh   prints the directory of the built filecoin-ffi Go module
 set -euo pipefail
+# Standard output carries the directory and nothing else (callers capture it): everything the
+# build and the package install print goes to standard error. On a fresh machine apt-get writes
+# its progress to standard output, which once ended up in the captured path.
+exec 3>&1 1>&2
 cd "$(dirname "$0")/.."
 # The version the tests are written against; the vendored source must be this one.
 version=v1.36.1
@@ -14,7 +18,7 @@ stamp="$out/.cuzk-built"
 say() { echo "build-filecoin-ffi: $*" >&2; }
 
 if [ -f "$stamp" ]; then
-  echo "$out"
+  echo "$out" >&3
   exit 0
 fi
 # The vendored source: FILECOIN_FFI_SOURCE, else ../shared/vendor beside the checkout, else the
@@ -42,7 +46,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-say "building filecoin-ffi $version from source into $out (about 20 minutes on 2 cores)"
+say "building filecoin-ffi $version from source into $out (about 4 minutes on the 2-core CI machine)"
 # The Rust build directory survives a failed attempt, so a rerun resumes it.
 mkdir -p "$out"
 cp -a "$source_dir/." "$out/"
@@ -62,4 +66,4 @@ done
 # Only the library, header and Go sources are used: drop the 2.5 GB Rust build directory.
 rm -rf "$out/rust/target"
 touch "$stamp"
-echo "$out"
+echo "$out" >&3
