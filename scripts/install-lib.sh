@@ -21,6 +21,11 @@
 # the shared library hides them: it links beside libfilcrypto.a with no symbol in common, each
 # library using its own runtime and blst. (The LLVM bitcode sections rustc embeds are dropped:
 # they only serve cross-language LTO, and an older LLVM's binutils plugin cannot read them.)
+# The partial link dissolves COMDAT groups (--force-group-allocation): left in, the group
+# `DW.ref.rust_eh_personality`, which libfilcrypto.a's objects carry too, was deduplicated by
+# name in the final link while its symbol was local on our side, so one library's unwind tables
+# pointed at a discarded personality slot and the first Rust backtrace through them crashed
+# (docs/linking.md, "Section groups").
 set -euo pipefail
 dev=0
 if [ "${1:-}" = "--dev" ]; then dev=1; shift; fi
@@ -52,12 +57,13 @@ else
 fi
 ln -sfn "libcuzk.so.$major" "$dest$libdir/libcuzk.so"
 
-# The isolated static library, rebuilt only when cargo's archive changed.
+# The isolated static library, rebuilt only when cargo's archive or this recipe changed.
 archive="$dest$libdir/libcuzk.a"
-if [ -L "$archive" ] || [ ! -f "$archive" ] || [ "$release/libcuzk.a" -nt "$archive" ]; then
+if [ -L "$archive" ] || [ ! -f "$archive" ] || [ "$release/libcuzk.a" -nt "$archive" ] ||
+  [ "$0" -nt "$archive" ]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
-  ld -r --whole-archive "$release/libcuzk.a" -o "$tmp/all.o"
+  ld -r --force-group-allocation --whole-archive "$release/libcuzk.a" -o "$tmp/all.o"
   objcopy --wildcard --keep-global-symbol='cuzk_*' \
     --remove-section=.llvmbc --remove-section=.llvmcmd "$tmp/all.o" "$tmp/cuzk.o"
   rm -f "$tmp/libcuzk.a"
