@@ -164,6 +164,11 @@ cuda-test: cuda-deps
 EMU_OUT := $(CUZK_CACHE)/emu-check
 EMU_BUNDLE := $(CUZK_CACHE)/emu-bundle
 EMU_GO_LIB := $(FEATURE_TARGET)/go-lib
+# Go's build cache did not see the change of PKG_CONFIG_PATH: with the shared cache, the demo
+# built here reused go/cuzk as compiled for go/lib, ran with go/lib's RUNPATH and proved on the
+# CPU (found 2026-12-01). The feature builds' own Go cache keeps the two apart, as
+# FEATURE_TARGET does for cargo.
+EMU_GO_ENV := PKG_CONFIG_PATH=$(EMU_GO_LIB) GOCACHE=$(FEATURE_TARGET)/go-cache
 emu-test: export CUZK_ALLOW_EMULATED_GPUS = 1
 emu-test: fixtures
 	$(FEATURE_CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
@@ -181,9 +186,9 @@ emu-test: fixtures
 	@grep -q "^=== cuzk: $(EMU_BUNDLE)/cuzk-portable" "$(EMU_OUT)/gpu-check.log" || { echo "emu-test: gpu-check.sh did not run the bundle's cuzk-portable"; exit 1; }
 	$(FEATURE_CARGO) build --release --features gpu-emulator --lib
 	scripts/install-lib.sh --dev $(FEATURE_TARGET)/release $(EMU_GO_LIB) $(CURDIR)/include $(EMU_GO_LIB)
-	cd go && PKG_CONFIG_PATH=$(EMU_GO_LIB) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
+	cd go && $(EMU_GO_ENV) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
 	@grep -v '^\[' "$(EMU_OUT)/demo.log" | sed -n '1,8p'
-	@grep -q '"backend": "emulated-cuda:0,1"' "$(EMU_OUT)/demo.log" || { echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
+	@grep -q '"backend": "emulated-cuda:0,1"' "$(EMU_OUT)/demo.log" || { grep -m1 '"backend"' "$(EMU_OUT)/demo.log"; echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
 
 ## Last in `make test`, after every feature build: what a node would link and run after the
 ## tests is still the default build, untouched. Not rebuilt here: a program linked through
