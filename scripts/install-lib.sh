@@ -31,6 +31,8 @@ dev=0
 if [ "${1:-}" = "--dev" ]; then dev=1; shift; fi
 [ $# -eq 4 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 release="$1" libdir="$2" includedir="$3" pcdir="$4"
+# This script's own path, taken before the cd: the archive is remade when the recipe is newer.
+recipe="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
 major="${version%%.*}"
@@ -60,7 +62,7 @@ ln -sfn "libcuzk.so.$major" "$dest$libdir/libcuzk.so"
 # The isolated static library, rebuilt only when cargo's archive or this recipe changed.
 archive="$dest$libdir/libcuzk.a"
 if [ -L "$archive" ] || [ ! -f "$archive" ] || [ "$release/libcuzk.a" -nt "$archive" ] ||
-  [ "$0" -nt "$archive" ]; then
+  [ "$recipe" -nt "$archive" ]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
   ld -r --force-group-allocation --whole-archive "$release/libcuzk.a" -o "$tmp/all.o"
