@@ -3,7 +3,8 @@
 //! their inversions batched (Montgomery's trick) across a batch of points.
 //!
 //! An affine addition with a shared inversion costs about 5M + 1S against 7M + 4S for a mixed
-//! projective addition, and the results need no conversion to affine at the end.
+//! projective addition, and the results need no conversion to affine at the end. The tables
+//! are built the same way, a doubling of the window's rows at a time.
 
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective};
 use ff::Field;
@@ -17,6 +18,26 @@ const SCALAR_BITS: usize = 255;
 /// Points computed together (one batched inversion per window per batch).
 const BATCH: usize = 2048;
 
+/// How many scalars ahead `mul_batch` asks for table entries.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Hints the CPU to bring `entry` into the cache (no-op for None or off x86-64).
+#[inline(always)]
+fn prefetch<T>(entry: Option<&T>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(entry) = entry {
+        // SAFETY: a prefetch is a hint on a valid reference; it never faults.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(
+                (entry as *const T).cast::<i8>(),
+                std::arch::x86_64::_MM_HINT_T0,
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = entry;
+}
+
 /// Affine points whose coordinates we can do arithmetic on.
 pub trait AffineXY: PrimeCurveAffine + Send + Sync
 where
@@ -28,9 +49,6 @@ where
     fn xy(&self) -> (Self::Base, Self::Base);
     /// The finite point with these coordinates (must be on the curve).
     fn from_xy(x: Self::Base, y: Self::Base) -> Self;
-    /// Converts projective points to affine with one shared inversion (blst's batch routine;
-    /// `group`'s default `batch_normalize`, which blstrs keeps, inverts once per point).
-    fn batch_from_curve(points: &[Self::Curve], out: &mut [Self]);
 }
 
 impl AffineXY for G1Affine {
@@ -41,17 +59,6 @@ impl AffineXY for G1Affine {
     fn from_xy(x: Fp, y: Fp) -> Self {
         G1Affine::from_raw_unchecked(x, y, false)
     }
-    fn batch_from_curve(points: &[G1Projective], out: &mut [G1Affine]) {
-        assert_eq!(points.len(), out.len());
-        if points.is_empty() {
-            return;
-        }
-        let inputs: [*const blst::blst_p1; 2] = [points.as_ptr().cast(), std::ptr::null()];
-        // SAFETY: G1Projective / G1Affine are #[repr(transparent)] over blst_p1 /
-        // blst_p1_affine; with a null second pointer blst reads `points` as one contiguous
-        // array of `len` points and writes `len` affine points to `out`.
-        unsafe { blst::blst_p1s_to_affine(out.as_mut_ptr().cast(), inputs.as_ptr(), points.len()) };
-    }
 }
 
 impl AffineXY for G2Affine {
@@ -61,15 +68,6 @@ impl AffineXY for G2Affine {
     }
     fn from_xy(x: Fp2, y: Fp2) -> Self {
         G2Affine::from_raw_unchecked(x, y, false)
-    }
-    fn batch_from_curve(points: &[G2Projective], out: &mut [G2Affine]) {
-        assert_eq!(points.len(), out.len());
-        if points.is_empty() {
-            return;
-        }
-        let inputs: [*const blst::blst_p2; 2] = [points.as_ptr().cast(), std::ptr::null()];
-        // SAFETY: as for G1, with blst_p2 / blst_p2_affine.
-        unsafe { blst::blst_p2s_to_affine(out.as_mut_ptr().cast(), inputs.as_ptr(), points.len()) };
     }
 }
 
@@ -120,19 +118,46 @@ where
         }
         let rows = bases
             .into_par_iter()
-            .map(|base| {
-                let mut proj = Vec::with_capacity((1 << window) - 1);
-                let mut acc = base;
-                for _ in 1..(1 << window) {
-                    proj.push(acc);
-                    acc += base;
-                }
-                let mut affine = vec![A::identity(); proj.len()];
-                A::batch_from_curve(&proj, &mut affine);
-                affine
-            })
+            .map(|base| Self::row(base, window))
             .collect();
         Self { window, rows }
+    }
+
+    /// `d * base` for every digit d in 1..2^window (entry d - 1), in affine coordinates.
+    ///
+    /// Built level by level: once entries 1..2^k are known, entry 2^k is doubled and entries
+    /// 2^k + j (j < 2^k) are all `2^k·base + j·base`, independent additions done with one
+    /// shared inversion per level (their x coordinates differ: (2^k ± j)·base is never the
+    /// identity).
+    fn row(base: A::Curve, window: usize) -> Vec<A> {
+        let mut xy: Vec<(A::Base, A::Base)> = Vec::with_capacity((1 << window) - 1);
+        xy.push(base.to_affine().xy());
+        let mut prefix: Vec<A::Base> = Vec::new();
+        for k in 0..window.saturating_sub(1) {
+            let top = 1usize << k;
+            let (tx, ty) = xy[top - 1];
+            xy.push(A::from_xy(tx, ty).to_curve().double().to_affine().xy());
+            let doubled = 2 * top;
+            let (px, py) = xy[doubled - 1];
+            prefix.clear();
+            let mut acc = A::Base::ONE;
+            for &(qx, _) in &xy[..doubled - 1] {
+                prefix.push(acc);
+                acc *= qx - px;
+            }
+            let mut inv: A::Base = Option::from(acc.invert()).expect("distinct x coordinates");
+            let mut level = vec![(A::Base::ZERO, A::Base::ZERO); doubled - 1];
+            for j in (0..doubled - 1).rev() {
+                let (qx, qy) = xy[j];
+                let dx_inv = inv * prefix[j];
+                inv *= qx - px;
+                let lambda = (qy - py) * dx_inv;
+                let x3 = lambda.square() - px - qx;
+                level[j] = (x3, lambda * (px - x3) - py);
+            }
+            xy.extend(level);
+        }
+        xy.into_iter().map(|(x, y)| A::from_xy(x, y)).collect()
     }
 
     /// `scalars[i] * g` for all i, in parallel batches, as affine points; `progress` gets the
@@ -155,11 +180,17 @@ where
         let mut acc: Vec<Option<(A::Base, A::Base)>> = vec![None; n];
         let mut adds: Vec<(usize, A::Base, A::Base)> = Vec::with_capacity(n);
         let mut inv: Vec<A::Base> = Vec::with_capacity(n);
+        let mut digits: Vec<usize> = Vec::with_capacity(n);
         for (k, row) in self.rows.iter().enumerate() {
             let start = k * self.window;
             adds.clear();
-            for (i, s) in scalars.iter().enumerate() {
-                let d = digit(s, start, self.window);
+            digits.clear();
+            digits.extend(scalars.iter().map(|s| digit(s, start, self.window)));
+            for (i, &d) in digits.iter().enumerate() {
+                // A row spans megabytes and digits are random: ask for entries ahead.
+                if let Some(&ahead) = digits.get(i + PREFETCH_AHEAD) {
+                    prefetch(row.get(ahead.wrapping_sub(1)));
+                }
                 if d == 0 {
                     continue;
                 }
@@ -229,7 +260,7 @@ mod tests {
         scalars.extend([Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(9u64)]);
         scalars.push(Scalar::from(1u64 << 8) + Scalar::ONE);
         let bytes: Vec<ScalarBytes> = scalars.iter().map(Scalar::to_bytes_le).collect();
-        for w in [3usize, 8, 11] {
+        for w in [1usize, 2, 3, 8, 11] {
             let t1 = G1Table::new(G1Projective::generator(), w);
             let t2 = G2Table::new(G2Projective::generator(), w);
             let p1 = t1.mul_many(&bytes, &|_| {});
