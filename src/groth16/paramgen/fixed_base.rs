@@ -125,10 +125,10 @@ where
 
     /// `d * base` for every digit d in 1..2^window (entry d - 1), in affine coordinates.
     ///
-    /// Built level by level: once entries 1..2^k are known, entry 2^k is doubled and entries
-    /// 2^k + j (j < 2^k) are all `2^k·base + j·base`, independent additions done with one
-    /// shared inversion per level (their x coordinates differ: (2^k ± j)·base is never the
-    /// identity).
+    /// Built level by level: with entries 1..m known (m a power of two), entry 2m is entry m
+    /// doubled, and entries 2m + j for j in 1..2m are `2m·base + j·base`, independent
+    /// additions done with one shared inversion per level (their x coordinates differ:
+    /// (2m ± j)·base is never the identity).
     fn row(base: A::Curve, window: usize) -> Vec<A> {
         let mut xy: Vec<(A::Base, A::Base)> = Vec::with_capacity((1 << window) - 1);
         xy.push(base.to_affine().xy());
