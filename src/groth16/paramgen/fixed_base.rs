@@ -125,7 +125,7 @@ where
 
     /// `d * base` for every digit d in 1..2^window (entry d - 1), in affine coordinates.
     ///
-    /// Built level by level: with entries 1..m known (m a power of two), entry 2m is entry m
+    /// Built level by level: with entries 1..2m-1 known (m a power of two), entry 2m is entry m
     /// doubled, and entries 2m + j for j in 1..2m are `2m·base + j·base`, independent
     /// additions done with one shared inversion per level (their x coordinates differ:
     /// (2m ± j)·base is never the identity).
