@@ -71,6 +71,15 @@ impl AffineXY for G2Affine {
     }
 }
 
+/// `p + q` for finite points with distinct x coordinates, given `1 / (q.x - p.x)` (from a
+/// batched inversion).
+#[inline]
+fn affine_add<F: Field>(p: (F, F), q: (F, F), dx_inv: F) -> (F, F) {
+    let lambda = (q.1 - p.1) * dx_inv;
+    let x3 = lambda.square() - p.0 - q.0;
+    (x3, lambda * (p.0 - x3) - p.1)
+}
+
 /// A table of `d * 2^(w*k) * g` for every window k and digit d in 1..2^w.
 pub struct FixedBaseTable<A: AffineXY>
 where
@@ -151,9 +160,7 @@ where
                 let (qx, qy) = xy[j];
                 let dx_inv = inv * prefix[j];
                 inv *= qx - px;
-                let lambda = (qy - py) * dx_inv;
-                let x3 = lambda.square() - px - qx;
-                level[j] = (x3, lambda * (px - x3) - py);
+                level[j] = affine_add((px, py), (qx, qy), dx_inv);
             }
             xy.extend(level);
         }
@@ -219,10 +226,7 @@ where
                 let (ax, ay) = acc[i].expect("pending additions have an accumulator");
                 let dx_inv = running_inv * inv[j];
                 running_inv *= qx - ax;
-                let lambda = (qy - ay) * dx_inv;
-                let x3 = lambda.square() - ax - qx;
-                let y3 = lambda * (ax - x3) - ay;
-                acc[i] = Some((x3, y3));
+                acc[i] = Some(affine_add((ax, ay), (qx, qy), dx_inv));
             }
         }
         for (o, a) in out.iter_mut().zip(acc) {
