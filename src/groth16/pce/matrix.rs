@@ -14,11 +14,11 @@
 //! `AUX_BASE`.
 
 use blstrs::Scalar;
-use ff::Field;
 
 /// Rows per independently decodable chunk (the unit of parallel evaluation).
 pub const ROWS_PER_CHUNK: usize = 1024;
 
+use super::values::{Counts, RowSum, Witness};
 use super::AUX_BASE;
 
 const TAG_ONE: u64 = 0;
@@ -216,24 +216,19 @@ impl SparseMatrix {
         }
     }
 
-    /// Evaluates the rows of `chunk` against the assignment `z` (column → value) into `out`,
-    /// one entry per row of the chunk. The matrix must have passed [`SparseMatrix::validate`]
+    /// Evaluates the rows of `chunk` against the witness `z` into `out`, one entry per row of
+    /// the chunk. The matrix must have passed [`SparseMatrix::validate`]
     /// (or been built here) for columns below `z`'s range.
     #[inline]
-    pub fn evaluate_chunk(
-        &self,
-        chunk: usize,
-        table: &[Scalar],
-        z: impl Fn(u64) -> Scalar,
-        out: &mut [Scalar],
-    ) {
+    pub fn evaluate_chunk(&self, chunk: usize, table: &[Scalar], z: &Witness, out: &mut [Scalar]) {
         let mut reader = self.reader(chunk);
+        let counts = Counts::shared();
         for slot in out.iter_mut() {
-            let mut acc = Scalar::ZERO;
+            let mut sum = RowSum::default();
             reader
-                .row(|column, coeff| coeff.accumulate(table, &mut acc, z(column)))
+                .row(|column, coeff| sum.add(table, coeff, z, column))
                 .expect("validated matrix");
-            *slot = acc;
+            *slot = sum.finish(counts);
         }
     }
 
@@ -327,6 +322,7 @@ impl SparseMatrix {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ff::Field;
 
     #[test]
     fn rows_round_trip_across_chunks_and_far_columns() {
@@ -355,6 +351,73 @@ mod tests {
         assert!(m.validate(below(1 << 40), u32::MAX as usize + 1).is_ok());
         assert!(m.validate(below(1 << 39), u32::MAX as usize + 1).is_err());
         assert!(m.validate(below(1 << 40), 8).is_err());
+    }
+
+    /// The bit-aware row sums against plain `Σ coeff·value`, on values that are mostly 0 and 1
+    /// (the fast paths) mixed with random ones, rows of every coefficient kind, rows whose count
+    /// of ones is negative, and rows with more ones than the small-count table holds.
+    #[test]
+    fn row_sums_match_plain_evaluation_on_bit_heavy_values() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(16);
+        let table: Vec<Scalar> = (0..5).map(|_| Scalar::random(&mut rng)).collect();
+        let inputs: Vec<Scalar> = (0..4).map(|i| Scalar::from(i as u64 % 2)).collect();
+        let aux: Vec<Scalar> = (0..4000)
+            .map(|_| match rng.gen_range(0..10) {
+                0..=3 => Scalar::ZERO,
+                4..=7 => Scalar::ONE,
+                8 => -Scalar::ONE,
+                _ => Scalar::random(&mut rng),
+            })
+            .collect();
+        let witness = Witness::new(&inputs, &aux);
+        let z = |column: u64| {
+            if column < AUX_BASE {
+                inputs[column as usize]
+            } else {
+                aux[(column - AUX_BASE) as usize]
+            }
+        };
+        let mut m = SparseMatrix::default();
+        let mut rows = Vec::new();
+        for row in 0..2500usize {
+            let len = match row % 50 {
+                0 => 600,
+                1 => 0,
+                _ => rng.gen_range(1..12),
+            };
+            let bias = rng.gen_range(0..3);
+            let terms: Vec<(u64, Coeff)> = (0..len)
+                .map(|_| {
+                    let column = if rng.gen_range(0..8) == 0 {
+                        rng.gen_range(0..inputs.len() as u64)
+                    } else {
+                        AUX_BASE + rng.gen_range(0..aux.len() as u64)
+                    };
+                    let coeff = match (bias, rng.gen_range(0..4)) {
+                        (0, _) | (_, 0) => Coeff::MinusOne,
+                        (1, _) | (_, 1) => Coeff::One,
+                        _ => Coeff::Table(rng.gen_range(0..table.len() as u32)),
+                    };
+                    (column, coeff)
+                })
+                .collect();
+            m.push_row(&terms);
+            rows.push(terms);
+        }
+        let mut got = vec![Scalar::ZERO; ROWS_PER_CHUNK];
+        for chunk in 0..m.chunks() {
+            let first = chunk * ROWS_PER_CHUNK;
+            let count = ROWS_PER_CHUNK.min(rows.len() - first);
+            m.evaluate_chunk(chunk, &table, &witness, &mut got[..count]);
+            for (i, terms) in rows[first..first + count].iter().enumerate() {
+                let mut want = Scalar::ZERO;
+                for &(column, coeff) in terms {
+                    coeff.accumulate(&table, &mut want, z(column));
+                }
+                assert_eq!(got[i], want, "row {}", first + i);
+            }
+        }
     }
 
     #[test]

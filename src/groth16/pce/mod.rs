@@ -12,6 +12,7 @@
 pub mod file;
 pub mod matrix;
 pub mod recorder;
+pub mod values;
 pub mod witness;
 
 use std::sync::{Arc, Condvar, Mutex};
@@ -135,13 +136,7 @@ impl Pce {
             v.clear();
             v.resize_zeroed(n);
         }
-        let z = |column: u64| -> Scalar {
-            if column < AUX_BASE {
-                inputs[column as usize]
-            } else {
-                aux[(column - AUX_BASE) as usize]
-            }
-        };
+        let z = &values::Witness::new(inputs, aux);
         let table = &self.coeffs;
         abc.a
             .par_chunks_mut(ROWS_PER_CHUNK)
