@@ -181,7 +181,7 @@ emu-test: fixtures
 	LC_ALL=C sed -i 's|/lib64/ld-linux-x86-64.so.2|/lib64/ld-linux-x86-64.so.X|' "$(EMU_BUNDLE)/cuzk"
 	! "$(EMU_BUNDLE)/cuzk" --help >/dev/null 2>&1
 	rm -rf "$(EMU_OUT)"
-	MAX_LG=16 BENCH_MAX_LG=22 STREAM_JOBS=1 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 BUDGET=2400 \
+	MAX_LG=16 BENCH_MAX_LG=18 KERNEL_CHECK_MAX_LG=18 STREAM_JOBS=1 KERNEL_CHECK_TIMEOUT=600 KERNEL_TIMEOUT=600 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 BUDGET=2400 \
 	  "$(EMU_BUNDLE)/gpu-check.sh" "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
 	@grep -q "^=== cuzk: $(EMU_BUNDLE)/cuzk-portable" "$(EMU_OUT)/gpu-check.log" || { echo "emu-test: gpu-check.sh did not run the bundle's cuzk-portable"; exit 1; }
 	$(FEATURE_CARGO) build --release --features gpu-emulator --lib
@@ -201,11 +201,15 @@ default-lib-test: go-lib
 	@CUZK_ALLOW_EMULATED_GPUS=1 $(CUZK) gpu devices 2>&1 | tee $(TARGET)/default-lib-test.log
 	@grep -q "^GPU backend built: none" $(TARGET)/default-lib-test.log || { echo "default-lib-test: $(CUZK) is not the default build"; exit 1; }
 
-## One stripped cuzk binary with the CUDA backend and supraseal-c2 (the baseline), the loader
-## and system libraries it links, and scripts/gpu-check.sh, for a GPU machine.
+## For a GPU machine: the production cuzk (feature `cuda`), which every check runs, and one
+## linked with supraseal-c2 (the baseline, for `gpu bench --part proofs`), both stripped, the
+## loader and system libraries they link, and scripts/gpu-check.sh; under the 64 MiB a device
+## run carries.
 gpu-bundle: cuda-deps
 	$(CUDA_ENV) $(FEATURE_CARGO) build --release --features supraseal --bin cuzk
-	scripts/make-gpu-bundle.sh $(FEATURE_CUZK) gpu-bundle
+	cp $(FEATURE_CUZK) $(FEATURE_TARGET)/cuzk-supraseal
+	$(CUDA_ENV) $(FEATURE_CARGO) build --release --features cuda --bin cuzk
+	scripts/make-gpu-bundle.sh $(FEATURE_CUZK) gpu-bundle $(FEATURE_TARGET)/cuzk-supraseal
 
 ## Everything CI runs.
 test: lint rust-test c-test leak-test go-test fuzz-test link-test interop-test emu-test cuda-test default-lib-test

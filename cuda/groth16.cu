@@ -145,24 +145,33 @@ void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, siz
         out.inf();
         return;
     }
-    // On the heap: msm_t's destructor synchronises its streams and throws if the context is
-    // broken (a sticky error), which from a destructor would terminate the process. After a
-    // failure it is destroyed only if the device still synchronises; otherwise the small host
-    // object is leaked (the context's memory is lost with the context anyway).
+    // On the heap: msm_t's destructor synchronises sppark's streams for this device with
+    // CUDA_OK, which throws if an error landed (a sticky one, or an asynchronous one after
+    // invoke returned), and a throw from a destructor terminates the process. So those
+    // streams are first synchronised here without throwing, on every path, and the object is
+    // deleted only if all of them succeeded; otherwise the small host object is leaked (the
+    // context's memory is lost with the context anyway).
     using msm_type = msm_t<bucket, point, affine, scalar_t>;
     auto* msm = new msm_type(nullptr, n, sizeof(affine), pool);
-    auto release = [&](bool failed) {
-        if (!failed || cudaDeviceSynchronize() == cudaSuccess) delete msm;
+    auto release = [&]() {
+        const gpu_t& gpu = select_gpu(pool);
+        bool healthy = cudaStreamSynchronize((cudaStream_t)gpu) == cudaSuccess;
+        for (size_t i = 0; i < gpu_t::FLIP_FLOP; i++)
+            healthy &= cudaStreamSynchronize((cudaStream_t)gpu[i]) == cudaSuccess;
+        if (healthy)
+            delete msm;
+        else
+            (void)cudaGetLastError();
     };
     RustError r{0};
     try {
         r = msm->invoke(out, dev_ptr_t<affine>((affine*)d_points, n), n,
                         dev_ptr_t<scalar_t>((scalar_t*)d_scalars, n), true);
     } catch (...) {
-        release(true);
+        release();
         throw;
     }
-    release(r.code != 0);
+    release();
     check(r);
 }
 

@@ -13,13 +13,21 @@
 # CI runs it too, on a `cuzk` built with the `gpu-emulator` feature instead of `cuda` (`make
 # emu-test`: the same checks over a host emulation of the device, smaller sizes), so the
 # script, the CLI and the checks are known to work before a GPU session spends its minutes.
-# Sizes and time caps: MAX_LG, BENCH_MAX_LG, STREAM_JOBS, CHECK_TIMEOUT, BENCH_TIMEOUT,
-# STICKY_TIMEOUT, and BUDGET: seconds for the whole script (default 540, inside a 10-minute
-# device call), by which each capped step is cut short if earlier ones ran long, keeping a
-# minimum for the steps after it.
+# Sizes and time caps: MAX_LG, BENCH_MAX_LG, KERNEL_CHECK_MAX_LG, STREAM_JOBS, CHECK_TIMEOUT,
+# BENCH_TIMEOUT, KERNEL_CHECK_TIMEOUT, KERNEL_TIMEOUT, STICKY_TIMEOUT, and BUDGET: seconds for
+# the whole script (default 480: a device run of at most 9 minutes with a minute of slack), by
+# which each capped step is cut short if earlier ones ran long, keeping a minimum for the steps
+# after it.
 #
-# Nothing but the log and the summary goes to the out-dir (a device call brings back a few
-# small files): parameters and test data live in $CUZK_CACHE (default /tmp/cuzk-gpu-check).
+# Order: the kernel checks and benchmarks (no parameters needed) start at once while the
+# parameters and test data are generated in the background; then the proof checks, the proof benchmarks
+# (supraseal comparison first), the sticky error. summary.txt is rewritten after every step, so
+# a run cut short still brings back what it saw; nvidia-smi samples utilisation, memory, power
+# and clocks every 500 ms into nvidia-smi.csv.
+#
+# Nothing but the log, the summary and the samples go to the out-dir (a device call brings back
+# a few small files): parameters and test data live in $CUZK_CACHE (default
+# /tmp/cuzk-gpu-check).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cuzk="${CUZK_BIN:-$here/cuzk}"
@@ -31,18 +39,25 @@ export FIL_PROOFS_PARAMETER_CACHE="$CUZK_CACHE/params"
 export RUST_LOG="${RUST_LOG:-info,cuzk::gpu=debug}"
 mkdir -p "$FIL_PROOFS_PARAMETER_CACHE"
 status=0
-deadline=$(($(date +%s) + ${BUDGET:-540}))
+deadline=$(($(date +%s) + ${BUDGET:-480}))
 # cap SECONDS RESERVE: SECONDS, or less so that RESERVE seconds are left for later steps
 # when this one runs to its cap (at least 30).
 cap() {
   local left=$((deadline - $(date +%s) - $2))
   if [ "$left" -lt "$1" ]; then echo $((left > 30 ? left : 30)); else echo "$1"; fi
 }
+# The summary: CHECK, BENCH and NOTE lines, failed steps, and the per-partition GPU timings.
+summarize() {
+  grep -E "^(CHECK|BENCH|NOTE|=== FAILED)|GPU_TIMING" "$log" >"$out/summary.txt" || true
+}
 step() {
   echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"
   "$@" >>"$log" 2>&1 || { echo "=== FAILED: $*" | tee -a "$log"; status=1; }
+  summarize
 }
 : >"$log"
+background=()
+trap 'kill "${background[@]}" 2>/dev/null' EXIT
 # The binary was built on another system; where this one's libraries are too old for it
 # (GLIBC_2.34 not found, say), run it through the loader and libraries packed beside it.
 if [ -x "$here/cuzk-portable" ] && [ -z "${CUZK_BIN:-}" ] && ! why="$("$cuzk" --help 2>&1 >/dev/null)"; then
@@ -50,16 +65,45 @@ if [ -x "$here/cuzk-portable" ] && [ -z "${CUZK_BIN:-}" ] && ! why="$("$cuzk" --
   cuzk="$here/cuzk-portable"
 fi
 echo "=== cuzk: $cuzk" | tee -a "$log"
+# The proof benchmarks compare with supraseal-c2 through the bundle's second binary (linked
+# with it); every other step runs the production build above.
+bench_cuzk="$cuzk"
+if [ -z "${CUZK_BIN:-}" ] && [ -x "$here/cuzk-supraseal" ]; then
+  bench_cuzk="$here/cuzk-supraseal"
+  if [ -x "$here/cuzk-supraseal-portable" ] && ! "$bench_cuzk" --help >/dev/null 2>&1; then
+    bench_cuzk="$here/cuzk-supraseal-portable"
+  fi
+fi
+echo "=== cuzk for gpu bench --part proofs: $bench_cuzk" | tee -a "$log"
 # nvidia-smi is absent where the script checks a build with the `gpu-emulator` feature (CI).
-if command -v nvidia-smi >/dev/null; then step nvidia-smi; fi
+if command -v nvidia-smi >/dev/null; then
+  step nvidia-smi
+  step nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total,power.limit,clocks.max.sm,pcie.link.gen.max,pcie.link.width.max --format=csv
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,power.draw,clocks.sm --format=csv,nounits \
+    -lms 500 >"$out/nvidia-smi.csv" 2>/dev/null &
+  background+=($!)
+fi
 step "$cuzk" gpu devices
-step "$cuzk" params generate all-2k
-step "$cuzk" testdata generate --dir "$CUZK_CACHE/testdata-2k"
-step timeout "$(cap "${CHECK_TIMEOUT:-240}" 180)" "$cuzk" gpu check --max-lg "${MAX_LG:-22}" --testdata "$CUZK_CACHE/testdata-2k"
-step timeout "$(cap "${BENCH_TIMEOUT:-200}" 60)" "$cuzk" gpu bench --max-lg "${BENCH_MAX_LG:-26}" --stream-jobs "${STREAM_JOBS:-8}" \
+# Parameters and test data in the background, while the kernel benchmarks use the GPU.
+gen_log="$CUZK_CACHE/generate.log"
+( "$cuzk" params generate all-2k && "$cuzk" testdata generate --dir "$CUZK_CACHE/testdata-2k" ) >"$gen_log" 2>&1 &
+generator=$!
+background+=($generator)
+step timeout "$(cap "${KERNEL_CHECK_TIMEOUT:-60}" 390)" "$cuzk" gpu check-kernels --max-lg "${KERNEL_CHECK_MAX_LG:-24}"
+step timeout "$(cap "${KERNEL_TIMEOUT:-75}" 330)" "$cuzk" gpu bench --part kernels --max-lg "${BENCH_MAX_LG:-27}"
+echo "=== waiting for parameters and test data ($(date -u +%H:%M:%S))" | tee -a "$log"
+if ! wait "$generator"; then
+  cat "$gen_log" >>"$log"
+  echo "=== FAILED: parameter or test data generation" | tee -a "$log"
+  status=1
+fi
+cat "$gen_log" >>"$log"
+summarize
+step timeout "$(cap "${CHECK_TIMEOUT:-240}" 150)" "$cuzk" gpu check --max-lg "${MAX_LG:-22}" --testdata "$CUZK_CACHE/testdata-2k"
+step timeout "$(cap "${BENCH_TIMEOUT:-150}" 45)" "$bench_cuzk" gpu bench --part proofs --stream-jobs "${STREAM_JOBS:-8}" \
   --testdata "$CUZK_CACHE/testdata-2k"
 # Last, in a process of its own: it breaks the device's context for the rest of that process.
 step timeout "$(cap "${STICKY_TIMEOUT:-120}" 0)" "$cuzk" gpu check-sticky --testdata "$CUZK_CACHE/testdata-2k"
-grep -E "^(CHECK|BENCH|NOTE)" "$log" | tee "$out/summary.txt"
+cat "$out/summary.txt"
 echo "gpu-check: $( [ $status -eq 0 ] && echo ok || echo FAILED ) (log: $log)"
 exit $status

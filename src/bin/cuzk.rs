@@ -93,6 +93,13 @@ enum GpuCommand {
         #[arg(long)]
         testdata: Option<PathBuf>,
     },
+    /// The device's kernels alone against the CPU, byte for byte (NTT, quotient, G1/G2 MSMs on
+    /// bit-heavy scalars and points at infinity); needs no parameters.
+    CheckKernels {
+        /// Largest NTT/quotient, log2 of its points (MSMs stop at 2^22 and 2^20).
+        #[arg(long, default_value_t = 24)]
+        max_lg: u32,
+    },
     /// GPU benchmarks: H2D pinned vs pageable, NTT/MSM alone, a PoRep 2 KiB stream vs CPU.
     Bench {
         /// Largest NTT/MSM, log2 of its points.
@@ -104,6 +111,10 @@ enum GpuCommand {
         /// Test data directory (generated when missing).
         #[arg(long)]
         testdata: Option<PathBuf>,
+        /// `kernels` (H2D, NTT, MSM: no parameters needed, so it can run while they are
+        /// generated), `proofs` (supraseal comparison, PoRep stream) or `all`.
+        #[arg(long, default_value = "all", value_parser = ["all", "kernels", "proofs"])]
+        part: String,
     },
 }
 
@@ -382,6 +393,13 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
             Ok(())
         }
         #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
+        GpuCommand::CheckKernels { max_lg } => {
+            let ok = cuzk::gpu::cuda::kernel_check::check_kernels(max_lg)?;
+            anyhow::ensure!(ok, "some kernel checks failed (see CHECK lines)");
+            println!("CHECK kernels: all passed");
+            Ok(())
+        }
+        #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
         GpuCommand::CheckSticky { testdata } => {
             let ok = cuzk::gpu::cuda::check::check_sticky(&testdata_dir(testdata), &params_dir)?;
             anyhow::ensure!(ok, "the sticky-error check failed (see CHECK lines)");
@@ -393,11 +411,22 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
             max_lg,
             stream_jobs,
             testdata,
+            part,
         } => {
-            cuzk::gpu::cuda::check::bench(&testdata_dir(testdata), &params_dir, max_lg, stream_jobs)
+            use cuzk::gpu::cuda::check;
+            if part != "proofs" {
+                check::bench_kernels(max_lg)?;
+            }
+            if part != "kernels" {
+                check::bench_proofs(&testdata_dir(testdata), &params_dir, stream_jobs)?;
+            }
+            Ok(())
         }
         #[cfg(not(any(feature = "cuda", feature = "gpu-emulator")))]
-        GpuCommand::Check { .. } | GpuCommand::CheckSticky { .. } | GpuCommand::Bench { .. } => {
+        GpuCommand::Check { .. }
+        | GpuCommand::CheckSticky { .. }
+        | GpuCommand::CheckKernels { .. }
+        | GpuCommand::Bench { .. } => {
             let _ = (params_dir, testdata_dir);
             anyhow::bail!("this cuzk was built without the `cuda` feature")
         }

@@ -194,6 +194,11 @@ impl GpuBackend {
         self.ctx.enter()
     }
 
+    /// Free and total device memory in bytes (`cuMemGetInfo`).
+    pub fn memory_info(&self) -> Result<(u64, u64)> {
+        self.ctx.memory_info()
+    }
+
     /// `capacity` scalars of pinned host memory (checks and benchmarks).
     pub fn pinned_alloc(&self, capacity: usize) -> Result<PinnedBlock> {
         PinnedBlock::alloc(&self.ctx, capacity)
@@ -293,6 +298,9 @@ impl GpuBackend {
         copied?;
         let h2d_ms = t.elapsed().as_secs_f64() * 1e3;
 
+        // aux, inputs and the density maps: from pageable memory today (the driver stages
+        // them, and the host waits for that), so their rate is reported on its own.
+        let t = Instant::now();
         let ni = asg.inputs.len();
         let aux = self.buffers.take(asg.aux.len() * SCALAR)?;
         h2d(aux.at(0), as_bytes(&asg.aux), &self.compute_stream)?;
@@ -306,6 +314,13 @@ impl GpuBackend {
         let (a_bits, a_pre) = self.upload_density(&asg.a_aux_density)?;
         let (bi_bits, bi_pre) = self.upload_density(&asg.b_input_density)?;
         let (ba_bits, ba_pre) = self.upload_density(&asg.b_aux_density)?;
+        let rest_ms = t.elapsed().as_secs_f64() * 1e3;
+        let rest_bytes = (asg.aux.len() + ni) * SCALAR
+            + [&asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density]
+                .iter()
+                // Per 64-bit word of a map, the word and its 4-byte prefix count.
+                .map(|d| d.words().len() * 12)
+                .sum::<usize>();
 
         let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([m as u64]) - Scalar::ONE;
         let z_inv = Option::<Scalar>::from(z.invert())
@@ -352,9 +367,11 @@ impl GpuBackend {
         done.record(s)?;
         debug!(
             "GPU_TIMING phase=start device={ord} m={m} pinned={} h2d_ms={h2d_ms:.1} \
-             h2d_gbps={:.2} start_ms={:.1}",
+             h2d_gbps={:.2} aux_inputs_density_pinned=false aux_inputs_density_h2d_ms={rest_ms:.1} \
+             aux_inputs_density_gbps={:.2} start_ms={:.1}",
             asg.abc.is_pinned(),
             (3 * n * SCALAR) as f64 / 1e6 / h2d_ms.max(1e-3),
+            rest_bytes as f64 / 1e6 / rest_ms.max(1e-3),
             started.elapsed().as_secs_f64() * 1e3
         );
         Ok(DevicePending {

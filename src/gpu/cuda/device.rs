@@ -38,6 +38,31 @@ pub fn list() -> Result<Vec<GpuDevice>, Groth16Error> {
         .collect()
 }
 
+/// Asks for blocking synchronisation on `device`'s primary context, before it is retained: a
+/// host thread waiting for the GPU then sleeps instead of spinning (the default scheduling
+/// spins while there are fewer busy threads than cores), and synthesis needs those cores.
+/// Where the driver refuses (older drivers do while the host program holds the context
+/// active), the context keeps its flags and the log says which.
+fn use_blocking_sync(device: Device) {
+    use cust::sys::{cudaError_enum::CUDA_SUCCESS, CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC};
+    // SAFETY: a valid device handle; only changes the flags of its primary context.
+    let set = unsafe {
+        cust::sys::cuDevicePrimaryCtxSetFlags_v2(device.as_raw(), CU_CTX_SCHED_BLOCKING_SYNC as u32)
+    };
+    let (mut flags, mut active) = (0u32, 0i32);
+    // SAFETY: two valid out-pointers.
+    let got =
+        unsafe { cust::sys::cuDevicePrimaryCtxGetState(device.as_raw(), &mut flags, &mut active) };
+    if set == CUDA_SUCCESS {
+        log::debug!("primary context: blocking sync (flags {flags:#x}, active {active})");
+    } else {
+        log::warn!(
+            "primary context: blocking sync refused ({set:?}); flags {flags:#x} ({got:?}), active {active}: \
+             host threads may spin while they wait for the GPU"
+        );
+    }
+}
+
 /// The primary context of one device, made current on whichever thread uses it.
 pub struct DeviceContext {
     /// CUDA ordinal.
@@ -59,6 +84,7 @@ impl DeviceContext {
             )));
         }
         let device = Device::get_device(ordinal).map_err(|e| device_error("device", e))?;
+        use_blocking_sync(device);
         // cust makes the retained primary context current; put back what the calling thread
         // had (it may be the host program's thread, with CUDA state of its own).
         let mut previous = std::ptr::null_mut();

@@ -78,6 +78,23 @@ pub fn h2d(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error>
     Ok(())
 }
 
+/// Copies device address `src` into `dst` after everything queued on `stream` (the checks read
+/// kernel results back with it), and waits for the copy.
+pub fn d2h_blocking(dst: &mut [u8], src: u64, stream: &GpuStream) -> Result<(), Groth16Error> {
+    if dst.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: src is a live allocation of at least dst.len() bytes (callers size it so); dst is
+    // valid for writes of its length until the stream is synchronised below.
+    let r = unsafe {
+        cust::sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src, dst.len(), stream.as_inner())
+    };
+    if r != cust::sys::cudaError_enum::CUDA_SUCCESS {
+        return Err(device_error("device-to-host copy", format!("{r:?}")));
+    }
+    stream.synchronize()
+}
+
 /// Copies `bytes` between device addresses on `stream`.
 pub fn d2d(dst: u64, src: u64, bytes: usize, stream: &GpuStream) -> Result<(), Groth16Error> {
     if bytes == 0 {

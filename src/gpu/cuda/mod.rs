@@ -10,6 +10,8 @@
 pub mod backend;
 pub mod buffers;
 pub mod check;
+pub mod kernel_check;
+pub mod replay;
 pub mod resident;
 #[cfg(feature = "supraseal")]
 pub mod supraseal;

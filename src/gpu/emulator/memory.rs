@@ -70,6 +70,20 @@ pub fn h2d(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error>
     }
 }
 
+/// Copies device address `src` into `dst` after everything queued on `stream`, and waits.
+pub fn d2h_blocking(dst: &mut [u8], src: u64, stream: &GpuStream) -> Result<(), Groth16Error> {
+    if dst.is_empty() {
+        return Ok(());
+    }
+    let device = stream.device();
+    require_current(device)?;
+    registry::check_range("device-to-host copy", src, dst.len(), Owner::Device(device))?;
+    stream.synchronize()?;
+    // SAFETY: the source range was checked live, and the stream's queued writes to it have run.
+    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+    Ok(())
+}
+
 /// Copies `bytes` between device addresses on `stream`.
 pub fn d2d(dst: u64, src: u64, bytes: usize, stream: &GpuStream) -> Result<(), Groth16Error> {
     if bytes == 0 {
