@@ -79,16 +79,14 @@ pub fn quotient_coefficients(
     let m = domain.size();
     for v in [&mut *a, &mut *b, &mut *c] {
         v.resize(m, Scalar::from(0u64));
-        domain.ifft(v);
-        domain.coset_fft(v);
+        domain.coset_evaluations(v);
     }
     use rayon::prelude::*;
     a.par_iter_mut()
         .zip(b.par_iter())
         .zip(c.par_iter())
         .for_each(|((a, b), c)| *a = *a * b - c);
-    domain.divide_by_z_on_coset(a);
-    domain.icoset_fft(a);
+    domain.coefficients_from_coset(a, domain.z_on_coset_inv());
     to_canonical(&a[..m - 1])
 }
 

@@ -1,8 +1,20 @@
-//! Radix-2 number-theoretic transforms over the BLS12-381 scalar field, parallel with rayon.
+//! Number-theoretic transforms over the BLS12-381 scalar field, parallel with rayon.
 //!
 //! Only what the prover needs to turn a, b, c into the quotient h: forward and inverse
 //! transforms on a power-of-two domain, the coset variants with the field's multiplicative
 //! generator (7, as bellperson), and division by the vanishing polynomial on the coset.
+//!
+//! The transforms are radix-2 butterflies arranged for the cache: the stages whose butterflies
+//! stay inside a block of [`BLOCK`] scalars (256 KiB, an L2's worth) run block by block in one
+//! pass over memory, and the stages above it run two at a time (radix 4), so a 2^22 transform
+//! reads its 128 MiB 6 times instead of 22. The quotient's chain
+//! ([`Domain::coset_evaluations`], [`Domain::coefficients_from_coset`]) pairs a
+//! decimation-in-frequency inverse (natural order in, bit-reversed out) with a
+//! decimation-in-time forward transform (bit-reversed in, natural out), so of its seven
+//! transforms only the last needs a bit-reversal permutation. One table of powers of omega
+//! serves both directions (omega^-j = -omega^(m/2-j)) and every transform on the domain.
+
+use std::sync::OnceLock;
 
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
@@ -10,8 +22,11 @@ use rayon::prelude::*;
 
 use super::error::{Groth16Error, Result};
 
-/// Below this many butterflies per stage the work stays on one thread.
-const PARALLEL_MIN: usize = 1 << 12;
+/// Scalars per cache block: the stages with butterflies inside such a block run in one pass.
+const BLOCK: usize = 1 << 13;
+
+/// Scalars per rayon task in the passes over the whole vector.
+const TASK: usize = 1 << 10;
 
 /// A multiplicative subgroup of size `m = 2^log_m` used as the evaluation domain.
 #[derive(Clone, Debug)]
@@ -19,8 +34,9 @@ pub struct Domain {
     m: usize,
     log_m: u32,
     omega: Scalar,
-    omega_inv: Scalar,
     m_inv: Scalar,
+    /// omega^j for j < m/2, computed on first use and kept for the domain's later transforms.
+    twiddles: OnceLock<Vec<Scalar>>,
 }
 
 impl Domain {
@@ -35,13 +51,12 @@ impl Domain {
         for _ in log_m..Scalar::S {
             omega = omega.square();
         }
-        let inv = |x: Scalar| Option::<Scalar>::from(x.invert()).expect("non-zero");
         Ok(Self {
             m,
             log_m,
             omega,
-            omega_inv: inv(omega),
-            m_inv: inv(Scalar::from(m as u64)),
+            m_inv: invert(Scalar::from(m as u64)),
+            twiddles: OnceLock::new(),
         })
     }
 
@@ -57,12 +72,16 @@ impl Domain {
 
     /// Evaluations of the polynomial with coefficients `v` at omega^i (in place).
     pub fn fft(&self, v: &mut [Scalar]) {
-        self.transform(v, self.omega);
+        self.check_len(v);
+        bit_reverse(v, self.log_m);
+        self.dit::<false>(v);
     }
 
     /// Coefficients of the polynomial with evaluations `v` at omega^i (in place).
     pub fn ifft(&self, v: &mut [Scalar]) {
-        self.transform(v, self.omega_inv);
+        self.check_len(v);
+        bit_reverse(v, self.log_m);
+        self.dit::<true>(v);
         scale(v, self.m_inv);
     }
 
@@ -75,73 +94,323 @@ impl Domain {
     /// Coefficients of the polynomial with evaluations `v` at g·omega^i.
     pub fn icoset_fft(&self, v: &mut [Scalar]) {
         self.ifft(v);
-        let g_inv = Option::<Scalar>::from(Scalar::MULTIPLICATIVE_GENERATOR.invert())
-            .expect("generator is non-zero");
-        distribute_powers(v, g_inv);
+        distribute_powers(v, invert(Scalar::MULTIPLICATIVE_GENERATOR));
     }
 
-    /// Divides coset evaluations by z(x) = x^m - 1, which is the constant g^m - 1 on the coset.
-    pub fn divide_by_z_on_coset(&self, v: &mut [Scalar]) {
+    /// 1 / z(x) on the coset: z(x) = x^m - 1 is the constant g^m - 1 there.
+    pub fn z_on_coset_inv(&self) -> Scalar {
         let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([self.m as u64]) - Scalar::ONE;
-        let z_inv = Option::<Scalar>::from(z.invert()).expect("g^m != 1 for g outside the domain");
-        scale(v, z_inv);
+        invert(z)
     }
 
-    fn transform(&self, v: &mut [Scalar], root: Scalar) {
+    /// Turns evaluations at omega^i into evaluations at g·omega^i (in place): `ifft` then
+    /// `coset_fft`, with no bit-reversal permutation between or around them.
+    pub fn coset_evaluations(&self, v: &mut [Scalar]) {
+        self.check_len(v);
+        self.dif::<true>(v);
+        self.scale_bit_reversed(v, self.m_inv, Scalar::MULTIPLICATIVE_GENERATOR);
+        self.dit::<false>(v);
+    }
+
+    /// `k` times the coefficients of the polynomial with evaluations `v` at g·omega^i (in
+    /// place): `icoset_fft` with the scaling by `k` folded into its own, and one bit-reversal.
+    pub fn coefficients_from_coset(&self, v: &mut [Scalar], k: Scalar) {
+        self.check_len(v);
+        self.dif::<true>(v);
+        let g_inv = invert(Scalar::MULTIPLICATIVE_GENERATOR);
+        self.scale_bit_reversed(v, k * self.m_inv, g_inv);
+        bit_reverse(v, self.log_m);
+    }
+
+    fn check_len(&self, v: &[Scalar]) {
         assert_eq!(v.len(), self.m, "NTT input must have the domain size");
-        if self.m == 1 {
+    }
+
+    fn twiddles(&self) -> Twiddles<'_> {
+        let table = self.twiddles.get_or_init(|| powers(self.omega, self.m / 2));
+        Twiddles { table, m: self.m }
+    }
+
+    /// Radix-2 decimation in time: bit-reversed input, natural output. `INVERSE` uses
+    /// omega^-1 (without the 1/m).
+    fn dit<const INVERSE: bool>(&self, v: &mut [Scalar]) {
+        let m = self.m;
+        if m == 1 {
             return;
         }
-        bit_reverse(v, self.log_m);
-        let twiddles = powers(root, self.m / 2);
-        let mut half = 1;
-        while half < self.m {
-            let len = 2 * half;
-            let stride = self.m / len;
-            let butterfly_block = |block: &mut [Scalar]| {
-                let (lo, hi) = block.split_at_mut(half);
-                for (j, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    butterfly(x, y, &twiddles[j * stride]);
-                }
-            };
-            if self.m < PARALLEL_MIN {
-                v.chunks_mut(len).for_each(butterfly_block);
-            } else if self.m / len >= rayon::current_num_threads() * 4 {
-                v.par_chunks_mut(len).for_each(butterfly_block);
-            } else {
-                for block in v.chunks_mut(len) {
-                    let (lo, hi) = block.split_at_mut(half);
-                    let chunk = (half / (rayon::current_num_threads() * 4)).max(256);
-                    lo.par_chunks_mut(chunk)
-                        .zip(hi.par_chunks_mut(chunk))
-                        .enumerate()
-                        .for_each(|(c, (lo, hi))| {
-                            for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                                butterfly(x, y, &twiddles[(c * chunk + k) * stride]);
-                            }
-                        });
-                }
+        let tw = self.twiddles();
+        let block = BLOCK.min(m);
+        let local = tw.block_table::<INVERSE>(block);
+        v.par_chunks_mut(block).for_each(|b| {
+            let mut half = 1;
+            while half < block {
+                dit_stage(b, half, &local[half - 1..2 * half - 1]);
+                half *= 2;
             }
-            half = len;
+        });
+        let mut half = block;
+        while half < m {
+            if 4 * half <= m {
+                v.par_chunks_mut(4 * half)
+                    .for_each(|b| radix4_dit::<INVERSE>(b, half, &tw));
+                half *= 4;
+            } else {
+                v.par_chunks_mut(2 * half)
+                    .for_each(|b| radix2_dit::<INVERSE>(b, half, &tw));
+                half *= 2;
+            }
+        }
+    }
+
+    /// Radix-2 decimation in frequency: natural input, bit-reversed output. `INVERSE` uses
+    /// omega^-1 (without the 1/m).
+    fn dif<const INVERSE: bool>(&self, v: &mut [Scalar]) {
+        let m = self.m;
+        if m == 1 {
+            return;
+        }
+        let tw = self.twiddles();
+        let block = BLOCK.min(m);
+        // The stages above the block, largest first, two at a time while at least two remain.
+        let mut half = m / 2;
+        while half >= block {
+            if half / 2 >= block {
+                v.par_chunks_mut(2 * half)
+                    .for_each(|b| radix4_dif::<INVERSE>(b, half / 2, &tw));
+                half /= 4;
+            } else {
+                v.par_chunks_mut(2 * half)
+                    .for_each(|b| radix2_dif::<INVERSE>(b, half, &tw));
+                half /= 2;
+            }
+        }
+        let local = tw.block_table::<INVERSE>(block);
+        v.par_chunks_mut(block).for_each(|b| {
+            let mut half = block / 2;
+            while half >= 1 {
+                dif_stage(b, half, &local[half - 1..2 * half - 1]);
+                half /= 2;
+            }
+        });
+    }
+
+    /// Multiplies the scalar at position p of a bit-reversed vector by `k·x^rev(p)`: the
+    /// coset shift (and scaling) of coefficients an inverse DIF left in bit-reversed order.
+    /// With p = hi·2^lo_bits + lo, rev(p) = rev(lo)·2^hi_bits + rev(hi), so two short tables
+    /// give the factor.
+    fn scale_bit_reversed(&self, v: &mut [Scalar], k: Scalar, x: Scalar) {
+        let lo_bits = self.log_m / 2;
+        let hi_bits = self.log_m - lo_bits;
+        let reversed_powers = |base: Scalar, bits: u32, first: Scalar| -> Vec<Scalar> {
+            let natural = powers(base, 1 << bits);
+            (0..1usize << bits)
+                .map(|i| first * natural[reverse(i, bits)])
+                .collect()
+        };
+        let lo_table = reversed_powers(x.pow_vartime([1u64 << hi_bits]), lo_bits, k);
+        let hi_table = reversed_powers(x, hi_bits, Scalar::ONE);
+        v.par_chunks_mut(1 << lo_bits)
+            .zip(hi_table.par_iter())
+            .for_each(|(row, hi)| {
+                for (s, lo) in row.iter_mut().zip(&lo_table) {
+                    *s *= *hi * lo;
+                }
+            });
+    }
+}
+
+/// The powers of omega one domain's transforms read, in either direction.
+struct Twiddles<'a> {
+    /// omega^j for j < m/2.
+    table: &'a [Scalar],
+    m: usize,
+}
+
+impl Twiddles<'_> {
+    /// m/len: what [`Self::get`] takes for a stage of length `len` (hoisted out of the loops,
+    /// a division per twiddle costs as much as the butterfly's addition).
+    fn stride(&self, len: usize) -> usize {
+        self.m / len
+    }
+
+    /// The twiddle of butterfly `j` of a stage with `stride` m/len: omega^(j·m/len), or its
+    /// inverse, which is -omega^(m/2 - j·m/len) since omega^(m/2) = -1.
+    #[inline(always)]
+    fn get<const INVERSE: bool>(&self, stride: usize, j: usize) -> Scalar {
+        let e = j * stride;
+        if INVERSE && e != 0 {
+            -self.table[self.m / 2 - e]
+        } else {
+            self.table[e]
+        }
+    }
+
+    /// The twiddles of the stages inside a block, contiguous: the stage of half h at
+    /// [h-1, 2h-1).
+    fn block_table<const INVERSE: bool>(&self, block: usize) -> Vec<Scalar> {
+        let mut out = Vec::with_capacity(block.saturating_sub(1));
+        let mut half = 1;
+        while half < block {
+            let stride = self.stride(2 * half);
+            out.extend((0..half).map(|j| self.get::<INVERSE>(stride, j)));
+            half *= 2;
+        }
+        out
+    }
+}
+
+/// One DIT stage of half `half` over a block, with that stage's twiddles `w`.
+fn dit_stage(block: &mut [Scalar], half: usize, w: &[Scalar]) {
+    for group in block.chunks_exact_mut(2 * half) {
+        let (lo, hi) = group.split_at_mut(half);
+        let (x, y) = (&mut lo[0], &mut hi[0]);
+        (*x, *y) = (*x + *y, *x - *y);
+        for ((x, y), w) in lo[1..].iter_mut().zip(&mut hi[1..]).zip(&w[1..]) {
+            let t = *y * w;
+            (*x, *y) = (*x + t, *x - t);
         }
     }
 }
 
-#[inline(always)]
-fn butterfly(x: &mut Scalar, y: &mut Scalar, w: &Scalar) {
-    let t = *y * w;
-    *y = *x - t;
-    *x += t;
+/// One DIF stage of half `half` over a block, with that stage's twiddles `w`.
+fn dif_stage(block: &mut [Scalar], half: usize, w: &[Scalar]) {
+    for group in block.chunks_exact_mut(2 * half) {
+        let (lo, hi) = group.split_at_mut(half);
+        let (x, y) = (&mut lo[0], &mut hi[0]);
+        (*x, *y) = (*x + *y, *x - *y);
+        for ((x, y), w) in lo[1..].iter_mut().zip(&mut hi[1..]).zip(&w[1..]) {
+            (*x, *y) = (*x + *y, (*x - *y) * w);
+        }
+    }
 }
 
+/// The DIT stage of half `half` over one group of `2·half` scalars, in parallel tasks.
+fn radix2_dit<const INVERSE: bool>(group: &mut [Scalar], half: usize, tw: &Twiddles) {
+    let (lo, hi) = group.split_at_mut(half);
+    let stride = tw.stride(2 * half);
+    lo.par_chunks_mut(TASK)
+        .zip(hi.par_chunks_mut(TASK))
+        .enumerate()
+        .for_each(|(task, (lo, hi))| {
+            for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                let t = *y * tw.get::<INVERSE>(stride, task * TASK + k);
+                (*x, *y) = (*x + t, *x - t);
+            }
+        });
+}
+
+/// The DIF stage of half `half` over one group of `2·half` scalars, in parallel tasks.
+fn radix2_dif<const INVERSE: bool>(group: &mut [Scalar], half: usize, tw: &Twiddles) {
+    let (lo, hi) = group.split_at_mut(half);
+    let stride = tw.stride(2 * half);
+    lo.par_chunks_mut(TASK)
+        .zip(hi.par_chunks_mut(TASK))
+        .enumerate()
+        .for_each(|(task, (lo, hi))| {
+            for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                let w = tw.get::<INVERSE>(stride, task * TASK + k);
+                (*x, *y) = (*x + *y, (*x - *y) * w);
+            }
+        });
+}
+
+/// `group` (4·quarter scalars) as its four quarters, each in tasks of [`TASK`] scalars.
+fn quarters(
+    group: &mut [Scalar],
+    quarter: usize,
+) -> impl IndexedParallelIterator<Item = (usize, [&mut [Scalar]; 4])> {
+    let (q0, rest) = group.split_at_mut(quarter);
+    let (q1, rest) = rest.split_at_mut(quarter);
+    let (q2, q3) = rest.split_at_mut(quarter);
+    q0.par_chunks_mut(TASK)
+        .zip(q1.par_chunks_mut(TASK))
+        .zip(q2.par_chunks_mut(TASK))
+        .zip(q3.par_chunks_mut(TASK))
+        .enumerate()
+        .map(|(task, (((a, b), c), d))| (task * TASK, [a, b, c, d]))
+}
+
+/// The DIT stages of half `h` and `2h` together over one group of `4h` scalars: each scalar
+/// is read and written once for both.
+fn radix4_dit<const INVERSE: bool>(group: &mut [Scalar], h: usize, tw: &Twiddles) {
+    let (s2, s4) = (tw.stride(2 * h), tw.stride(4 * h));
+    quarters(group, h).for_each(|(first, [q0, q1, q2, q3])| {
+        for k in 0..q0.len() {
+            let j = first + k;
+            let w1 = tw.get::<INVERSE>(s2, j);
+            let wa = tw.get::<INVERSE>(s4, j);
+            let wb = tw.get::<INVERSE>(s4, j + h);
+            let (x0, x1) = (q0[k], q1[k] * w1);
+            let (x2, x3) = (q2[k], q3[k] * w1);
+            let (x0, x1, x2, x3) = (x0 + x1, x0 - x1, x2 + x3, x2 - x3);
+            let (t2, t3) = (x2 * wa, x3 * wb);
+            (q0[k], q2[k], q1[k], q3[k]) = (x0 + t2, x0 - t2, x1 + t3, x1 - t3);
+        }
+    });
+}
+
+/// The DIF stages of half `2h` and `h` together over one group of `4h` scalars.
+fn radix4_dif<const INVERSE: bool>(group: &mut [Scalar], h: usize, tw: &Twiddles) {
+    let (s2, s4) = (tw.stride(2 * h), tw.stride(4 * h));
+    quarters(group, h).for_each(|(first, [q0, q1, q2, q3])| {
+        for k in 0..q0.len() {
+            let j = first + k;
+            let wa = tw.get::<INVERSE>(s4, j);
+            let wb = tw.get::<INVERSE>(s4, j + h);
+            let w1 = tw.get::<INVERSE>(s2, j);
+            let (x0, x1, x2, x3) = (q0[k], q1[k], q2[k], q3[k]);
+            let (x0, x2) = (x0 + x2, (x0 - x2) * wa);
+            let (x1, x3) = (x1 + x3, (x1 - x3) * wb);
+            (q0[k], q1[k]) = (x0 + x1, (x0 - x1) * w1);
+            (q2[k], q3[k]) = (x2 + x3, (x2 - x3) * w1);
+        }
+    });
+}
+
+/// The low `bits` bits of `i`, reversed.
+fn reverse(i: usize, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        i.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+/// Permutes `v` (length 2^log_m) into bit-reversed order, in parallel.
 fn bit_reverse(v: &mut [Scalar], log_m: u32) {
-    let shift = usize::BITS - log_m;
-    for i in 0..v.len() {
-        let j = i.reverse_bits() >> shift;
-        if i < j {
-            v.swap(i, j);
+    /// The vector's base pointer, shared by the tasks; each swaps only the pairs it owns.
+    #[derive(Clone, Copy)]
+    struct Shared(*mut Scalar);
+    // SAFETY: the tasks below touch disjoint pairs of elements.
+    unsafe impl Send for Shared {}
+    unsafe impl Sync for Shared {}
+    impl Shared {
+        /// Swaps elements i and j.
+        ///
+        /// # Safety
+        /// Both are in bounds, and no other thread touches either meanwhile.
+        unsafe fn swap(self, i: usize, j: usize) {
+            // SAFETY: as the caller promises.
+            unsafe { std::ptr::swap(self.0.add(i), self.0.add(j)) }
         }
     }
+    let base = Shared(v.as_mut_ptr());
+    (0..v.len())
+        .into_par_iter()
+        .with_min_len(TASK)
+        .for_each(|i| {
+            let j = reverse(i, log_m);
+            if i < j {
+                // SAFETY: i and j are below v.len() = 2^log_m, and the pair {i, j} is
+                // swapped only by the task of its smaller index, so no two tasks touch the
+                // same element.
+                unsafe { base.swap(i, j) };
+            }
+        });
+}
+
+fn invert(x: Scalar) -> Scalar {
+    Option::<Scalar>::from(x.invert()).expect("non-zero")
 }
 
 /// `[1, x, x^2, ..., x^(count-1)]`, computed in parallel chunks.
@@ -187,7 +456,8 @@ mod tests {
     #[test]
     fn fft_matches_naive_evaluation_and_inverts() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        for log in [0u32, 1, 3, 6, 13] {
+        // Up to the block, then one radix-2 stage, one radix-4 pair, and both above it.
+        for log in [0u32, 1, 3, 6, 13, 14, 15, 16] {
             let m = 1usize << log;
             let d = Domain::for_size(m).unwrap();
             let coeffs: Vec<Scalar> = (0..m).map(|_| Scalar::random(&mut rng)).collect();
@@ -206,6 +476,47 @@ mod tests {
             );
             d.icoset_fft(&mut v);
             assert_eq!(v, coeffs);
+        }
+    }
+
+    #[test]
+    fn quotient_chain_matches_the_plain_transforms() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        for log in [0u32, 1, 2, 5, 13, 14, 15, 16] {
+            let m = 1usize << log;
+            let d = Domain::for_size(m).unwrap();
+            let evals: Vec<Scalar> = (0..m).map(|_| Scalar::random(&mut rng)).collect();
+
+            let mut want = evals.clone();
+            d.ifft(&mut want);
+            d.coset_fft(&mut want);
+            let mut got = evals.clone();
+            d.coset_evaluations(&mut got);
+            assert_eq!(got, want, "coset evaluations, m = 2^{log}");
+
+            let k = Scalar::random(&mut rng);
+            let mut want = evals.clone();
+            d.icoset_fft(&mut want);
+            scale(&mut want, k);
+            let mut got = evals;
+            d.coefficients_from_coset(&mut got, k);
+            assert_eq!(got, want, "coefficients from the coset, m = 2^{log}");
+        }
+    }
+
+    #[test]
+    fn bit_reverse_is_the_permutation() {
+        for log in [0u32, 1, 4, 11] {
+            let m = 1usize << log;
+            let mut v: Vec<Scalar> = (0..m as u64).map(Scalar::from).collect();
+            bit_reverse(&mut v, log);
+            for (p, x) in v.iter().enumerate() {
+                assert_eq!(
+                    *x,
+                    Scalar::from(reverse(p, log) as u64),
+                    "m = 2^{log}, p = {p}"
+                );
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use blstrs::Scalar;
 use ff::Field;
 use group::prime::PrimeCurveAffine;
-use group::{Curve, Group};
+use group::Curve;
 use rand::SeedableRng;
 
 use super::backend::{GpuBackend, InjectAt};
@@ -534,13 +534,7 @@ where
 {
     let m = 1usize << lg;
     let distinct = 1usize << 12;
-    let proj: Vec<A::Curve> = std::iter::successors(Some(A::Curve::generator()), |p| {
-        Some(*p + A::Curve::generator())
-    })
-    .take(distinct)
-    .collect();
-    let mut affine = vec![A::identity(); distinct];
-    A::Curve::batch_normalize(&proj, &mut affine);
+    let affine = super::kernel_check::distinct_points::<A>(distinct);
     let size = std::mem::size_of::<A>();
     let d_p = gpu.device_alloc(m * size)?;
     let cs = gpu.compute_stream();

@@ -4,7 +4,7 @@
 //! that are not a power of two. Needs no parameters, so gpu-check.sh runs it first, while they
 //! are generated; a wrong kernel shows here by name before any proof fails.
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::{G1Affine, G2Affine, Scalar};
 use ff::{Field, PrimeField};
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
@@ -153,8 +153,21 @@ fn quotient_matches(gpu: &GpuBackend, lg: u32, n: usize) -> Res<bool> {
 trait MsmGroup: PrimeCurveAffine + Send + Sync + Copy {
     fn device_msm(gpu: &GpuBackend, d_points: u64, d_scalars: u64, n: usize) -> Res<Vec<u8>>;
     fn host_msm(points: &[Self], scalars: &[Scalar]) -> Vec<u8>;
-    /// `count` distinct points k·G for k = 1, 2, ...
-    fn distinct(count: usize) -> Vec<Self>;
+}
+
+/// `count` distinct points k·G (k = 1, 2, ...) of the group of `A`, affine: test points that
+/// cost one addition each instead of a scalar multiplication.
+pub(super) fn distinct_points<A: PrimeCurveAffine>(count: usize) -> Vec<A>
+where
+    A::Curve: Curve<AffineRepr = A>,
+{
+    let generator = A::Curve::generator();
+    let proj: Vec<A::Curve> = std::iter::successors(Some(generator), |p| Some(*p + generator))
+        .take(count)
+        .collect();
+    let mut out = vec![A::identity(); count];
+    A::Curve::batch_normalize(&proj, &mut out);
+    out
 }
 
 impl MsmGroup for G1Affine {
@@ -165,16 +178,6 @@ impl MsmGroup for G1Affine {
     fn host_msm(points: &[Self], scalars: &[Scalar]) -> Vec<u8> {
         let sum = msm::msm_g1(points, &to_canonical(scalars));
         sum.to_affine().to_compressed().to_vec()
-    }
-    fn distinct(count: usize) -> Vec<Self> {
-        let proj: Vec<G1Projective> = std::iter::successors(Some(G1Projective::generator()), |p| {
-            Some(p + G1Projective::generator())
-        })
-        .take(count)
-        .collect();
-        let mut out = vec![G1Affine::identity(); count];
-        G1Projective::batch_normalize(&proj, &mut out);
-        out
     }
 }
 
@@ -187,22 +190,15 @@ impl MsmGroup for G2Affine {
         let sum = msm::msm_g2(points, &to_canonical(scalars));
         sum.to_affine().to_compressed().to_vec()
     }
-    fn distinct(count: usize) -> Vec<Self> {
-        let proj: Vec<G2Projective> = std::iter::successors(Some(G2Projective::generator()), |p| {
-            Some(p + G2Projective::generator())
-        })
-        .take(count)
-        .collect();
-        let mut out = vec![G2Affine::identity(); count];
-        G2Projective::batch_normalize(&proj, &mut out);
-        out
-    }
 }
 
 /// An MSM of `n` points (4096 distinct ones tiled, every 1000th the point at infinity) and
 /// bit-heavy scalars on the device against the CPU's.
-fn msm_matches<A: MsmGroup>(gpu: &GpuBackend, n: usize) -> Res<bool> {
-    let tile = A::distinct(4096);
+fn msm_matches<A: MsmGroup>(gpu: &GpuBackend, n: usize) -> Res<bool>
+where
+    A::Curve: Curve<AffineRepr = A>,
+{
+    let tile = distinct_points::<A>(4096);
     let points: Vec<A> = (0..n)
         .map(|i| {
             if i % 1000 == 999 {

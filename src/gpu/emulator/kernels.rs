@@ -98,14 +98,13 @@ pub fn quotient(
         };
         for v in [&mut *a, &mut *b, &mut *c] {
             v[n..].fill(Scalar::ZERO);
-            domain.ifft(v);
-            domain.coset_fft(v);
+            domain.coset_evaluations(v);
         }
         a.par_iter_mut()
             .zip(b.par_iter())
             .zip(c.par_iter())
-            .for_each(|((a, b), c)| *a = (*a * b - c) * z_inv);
-        domain.icoset_fft(a);
+            .for_each(|((a, b), c)| *a = *a * b - c);
+        domain.coefficients_from_coset(a, z_inv);
         Ok(())
     }))
 }
