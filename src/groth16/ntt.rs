@@ -144,7 +144,7 @@ impl Domain {
         v.par_chunks_mut(block).for_each(|b| {
             let mut half = 1;
             while half < block {
-                dit_stage(b, half, &local[half - 1..2 * half - 1]);
+                block_stage(b, half, &local[half - 1..2 * half - 1], Dit);
                 half *= 2;
             }
         });
@@ -152,11 +152,11 @@ impl Domain {
         while half < m {
             if 4 * half <= m {
                 v.par_chunks_mut(4 * half)
-                    .for_each(|b| radix4_dit::<INVERSE>(b, half, &tw));
+                    .for_each(|b| radix4::<INVERSE, _>(b, half, &tw, Dit));
                 half *= 4;
             } else {
                 v.par_chunks_mut(2 * half)
-                    .for_each(|b| radix2_dit::<INVERSE>(b, half, &tw));
+                    .for_each(|b| radix2::<INVERSE>(b, half, &tw, Dit));
                 half *= 2;
             }
         }
@@ -176,11 +176,11 @@ impl Domain {
         while half >= block {
             if half / 2 >= block {
                 v.par_chunks_mut(2 * half)
-                    .for_each(|b| radix4_dif::<INVERSE>(b, half / 2, &tw));
+                    .for_each(|b| radix4::<INVERSE, _>(b, half / 2, &tw, Dif));
                 half /= 4;
             } else {
                 v.par_chunks_mut(2 * half)
-                    .for_each(|b| radix2_dif::<INVERSE>(b, half, &tw));
+                    .for_each(|b| radix2::<INVERSE>(b, half, &tw, Dif));
                 half /= 2;
             }
         }
@@ -188,7 +188,7 @@ impl Domain {
         v.par_chunks_mut(block).for_each(|b| {
             let mut half = block / 2;
             while half >= 1 {
-                dif_stage(b, half, &local[half - 1..2 * half - 1]);
+                block_stage(b, half, &local[half - 1..2 * half - 1], Dif);
                 half /= 2;
             }
         });
@@ -259,112 +259,108 @@ impl Twiddles<'_> {
     }
 }
 
-/// One DIT stage of half `half` over a block, with that stage's twiddles `w`.
-fn dit_stage(block: &mut [Scalar], half: usize, w: &[Scalar]) {
+/// A radix-2 butterfly on the pair (x, y) with twiddle w, in place.
+trait Butterfly: Copy + Send + Sync {
+    /// Whether two fused stages run the smaller half first (DIT) or the larger (DIF).
+    const SMALL_HALF_FIRST: bool;
+    fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar);
+}
+
+/// Decimation in time: (x + w·y, x − w·y).
+#[derive(Clone, Copy)]
+struct Dit;
+
+impl Butterfly for Dit {
+    const SMALL_HALF_FIRST: bool = true;
+    #[inline(always)]
+    fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar) {
+        let t = *y * w;
+        (*x, *y) = (*x + t, *x - t);
+    }
+}
+
+/// Decimation in frequency: (x + y, (x − y)·w).
+#[derive(Clone, Copy)]
+struct Dif;
+
+impl Butterfly for Dif {
+    const SMALL_HALF_FIRST: bool = false;
+    #[inline(always)]
+    fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar) {
+        (*x, *y) = (*x + *y, (*x - *y) * w);
+    }
+}
+
+/// One stage of half `half` over a block, with that stage's twiddles `w`. Both butterflies
+/// are (x + y, x − y) at w = 1, so each group's first pair skips the multiplication.
+fn block_stage(block: &mut [Scalar], half: usize, w: &[Scalar], bf: impl Butterfly) {
     for group in block.chunks_exact_mut(2 * half) {
         let (lo, hi) = group.split_at_mut(half);
         let (x, y) = (&mut lo[0], &mut hi[0]);
         (*x, *y) = (*x + *y, *x - *y);
         for ((x, y), w) in lo[1..].iter_mut().zip(&mut hi[1..]).zip(&w[1..]) {
-            let t = *y * w;
-            (*x, *y) = (*x + t, *x - t);
+            bf.apply(x, y, w);
         }
     }
 }
 
-/// One DIF stage of half `half` over a block, with that stage's twiddles `w`.
-fn dif_stage(block: &mut [Scalar], half: usize, w: &[Scalar]) {
-    for group in block.chunks_exact_mut(2 * half) {
-        let (lo, hi) = group.split_at_mut(half);
-        let (x, y) = (&mut lo[0], &mut hi[0]);
-        (*x, *y) = (*x + *y, *x - *y);
-        for ((x, y), w) in lo[1..].iter_mut().zip(&mut hi[1..]).zip(&w[1..]) {
-            (*x, *y) = (*x + *y, (*x - *y) * w);
-        }
-    }
-}
-
-/// The DIT stage of half `half` over one group of `2·half` scalars, in parallel tasks.
-fn radix2_dit<const INVERSE: bool>(group: &mut [Scalar], half: usize, tw: &Twiddles) {
-    let (lo, hi) = group.split_at_mut(half);
-    let stride = tw.stride(2 * half);
-    lo.par_chunks_mut(TASK)
-        .zip(hi.par_chunks_mut(TASK))
-        .enumerate()
-        .for_each(|(task, (lo, hi))| {
-            for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                let t = *y * tw.get::<INVERSE>(stride, task * TASK + k);
-                (*x, *y) = (*x + t, *x - t);
-            }
-        });
-}
-
-/// The DIF stage of half `half` over one group of `2·half` scalars, in parallel tasks.
-fn radix2_dif<const INVERSE: bool>(group: &mut [Scalar], half: usize, tw: &Twiddles) {
-    let (lo, hi) = group.split_at_mut(half);
-    let stride = tw.stride(2 * half);
-    lo.par_chunks_mut(TASK)
-        .zip(hi.par_chunks_mut(TASK))
-        .enumerate()
-        .for_each(|(task, (lo, hi))| {
-            for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                let w = tw.get::<INVERSE>(stride, task * TASK + k);
-                (*x, *y) = (*x + *y, (*x - *y) * w);
-            }
-        });
-}
-
-/// `group` (4·quarter scalars) as its four quarters, each in tasks of [`TASK`] scalars.
-fn quarters(
+/// The stage of half `half` over one group of `2·half` scalars, in parallel tasks.
+fn radix2<const INVERSE: bool>(
     group: &mut [Scalar],
-    quarter: usize,
-) -> impl IndexedParallelIterator<Item = (usize, [&mut [Scalar]; 4])> {
-    let (q0, rest) = group.split_at_mut(quarter);
-    let (q1, rest) = rest.split_at_mut(quarter);
-    let (q2, q3) = rest.split_at_mut(quarter);
+    half: usize,
+    tw: &Twiddles,
+    bf: impl Butterfly,
+) {
+    let (lo, hi) = group.split_at_mut(half);
+    let stride = tw.stride(2 * half);
+    lo.par_chunks_mut(TASK)
+        .zip(hi.par_chunks_mut(TASK))
+        .enumerate()
+        .for_each(|(task, (lo, hi))| {
+            for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                bf.apply(x, y, &tw.get::<INVERSE>(stride, task * TASK + k));
+            }
+        });
+}
+
+/// The stages of half `h` and `2h` together over one group of `4h` scalars, so each scalar
+/// is read and written once for both: the half-`h` stage first for DIT, last for DIF.
+fn radix4<const INVERSE: bool, B: Butterfly>(group: &mut [Scalar], h: usize, tw: &Twiddles, bf: B) {
+    let (s2, s4) = (tw.stride(2 * h), tw.stride(4 * h));
+    let (q0, rest) = group.split_at_mut(h);
+    let (q1, rest) = rest.split_at_mut(h);
+    let (q2, q3) = rest.split_at_mut(h);
     q0.par_chunks_mut(TASK)
         .zip(q1.par_chunks_mut(TASK))
         .zip(q2.par_chunks_mut(TASK))
         .zip(q3.par_chunks_mut(TASK))
         .enumerate()
-        .map(|(task, (((a, b), c), d))| (task * TASK, [a, b, c, d]))
-}
-
-/// The DIT stages of half `h` and `2h` together over one group of `4h` scalars: each scalar
-/// is read and written once for both.
-fn radix4_dit<const INVERSE: bool>(group: &mut [Scalar], h: usize, tw: &Twiddles) {
-    let (s2, s4) = (tw.stride(2 * h), tw.stride(4 * h));
-    quarters(group, h).for_each(|(first, [q0, q1, q2, q3])| {
-        for k in 0..q0.len() {
-            let j = first + k;
-            let w1 = tw.get::<INVERSE>(s2, j);
-            let wa = tw.get::<INVERSE>(s4, j);
-            let wb = tw.get::<INVERSE>(s4, j + h);
-            let (x0, x1) = (q0[k], q1[k] * w1);
-            let (x2, x3) = (q2[k], q3[k] * w1);
-            let (x0, x1, x2, x3) = (x0 + x1, x0 - x1, x2 + x3, x2 - x3);
-            let (t2, t3) = (x2 * wa, x3 * wb);
-            (q0[k], q2[k], q1[k], q3[k]) = (x0 + t2, x0 - t2, x1 + t3, x1 - t3);
-        }
-    });
-}
-
-/// The DIF stages of half `2h` and `h` together over one group of `4h` scalars.
-fn radix4_dif<const INVERSE: bool>(group: &mut [Scalar], h: usize, tw: &Twiddles) {
-    let (s2, s4) = (tw.stride(2 * h), tw.stride(4 * h));
-    quarters(group, h).for_each(|(first, [q0, q1, q2, q3])| {
-        for k in 0..q0.len() {
-            let j = first + k;
-            let wa = tw.get::<INVERSE>(s4, j);
-            let wb = tw.get::<INVERSE>(s4, j + h);
-            let w1 = tw.get::<INVERSE>(s2, j);
-            let (x0, x1, x2, x3) = (q0[k], q1[k], q2[k], q3[k]);
-            let (x0, x2) = (x0 + x2, (x0 - x2) * wa);
-            let (x1, x3) = (x1 + x3, (x1 - x3) * wb);
-            (q0[k], q1[k]) = (x0 + x1, (x0 - x1) * w1);
-            (q2[k], q3[k]) = (x2 + x3, (x2 - x3) * w1);
-        }
-    });
+        .for_each(|(task, (((q0, q1), q2), q3))| {
+            for k in 0..q0.len() {
+                let j = task * TASK + k;
+                let w1 = tw.get::<INVERSE>(s2, j);
+                let wa = tw.get::<INVERSE>(s4, j);
+                let wb = tw.get::<INVERSE>(s4, j + h);
+                let [mut x0, mut x1, mut x2, mut x3] = [q0[k], q1[k], q2[k], q3[k]];
+                // Half h pairs (j, j+h) and (j+2h, j+3h); half 2h pairs (j, j+2h), (j+h, j+3h).
+                let small = |x0: &mut Scalar, x1: &mut Scalar, x2: &mut Scalar, x3: &mut Scalar| {
+                    bf.apply(x0, x1, &w1);
+                    bf.apply(x2, x3, &w1);
+                };
+                let large = |x0: &mut Scalar, x1: &mut Scalar, x2: &mut Scalar, x3: &mut Scalar| {
+                    bf.apply(x0, x2, &wa);
+                    bf.apply(x1, x3, &wb);
+                };
+                if B::SMALL_HALF_FIRST {
+                    small(&mut x0, &mut x1, &mut x2, &mut x3);
+                    large(&mut x0, &mut x1, &mut x2, &mut x3);
+                } else {
+                    large(&mut x0, &mut x1, &mut x2, &mut x3);
+                    small(&mut x0, &mut x1, &mut x2, &mut x3);
+                }
+                [q0[k], q1[k], q2[k], q3[k]] = [x0, x1, x2, x3];
+            }
+        });
 }
 
 /// The low `bits` bits of `i`, reversed.
@@ -449,6 +445,13 @@ mod tests {
     use super::*;
     use rand_chacha::rand_core::SeedableRng;
 
+    /// The domain of size 2^log and a random vector of that length.
+    fn domain_and_random_vector(log: u32, rng: &mut impl rand::RngCore) -> (Domain, Vec<Scalar>) {
+        let d = Domain::for_size(1 << log).unwrap();
+        let v = (0..d.size()).map(|_| Scalar::random(&mut *rng)).collect();
+        (d, v)
+    }
+
     fn naive_eval(coeffs: &[Scalar], x: Scalar) -> Scalar {
         coeffs.iter().rev().fold(Scalar::ZERO, |acc, c| acc * x + c)
     }
@@ -458,9 +461,8 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         // Up to the block, then one radix-2 stage, one radix-4 pair, and both above it.
         for log in [0u32, 1, 3, 6, 13, 14, 15, 16] {
-            let m = 1usize << log;
-            let d = Domain::for_size(m).unwrap();
-            let coeffs: Vec<Scalar> = (0..m).map(|_| Scalar::random(&mut rng)).collect();
+            let (d, coeffs) = domain_and_random_vector(log, &mut rng);
+            let m = d.size();
             let mut v = coeffs.clone();
             d.fft(&mut v);
             for i in [0usize, 1, m / 2, m - 1].into_iter().filter(|&i| i < m) {
@@ -483,9 +485,7 @@ mod tests {
     fn quotient_chain_matches_the_plain_transforms() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
         for log in [0u32, 1, 2, 5, 13, 14, 15, 16] {
-            let m = 1usize << log;
-            let d = Domain::for_size(m).unwrap();
-            let evals: Vec<Scalar> = (0..m).map(|_| Scalar::random(&mut rng)).collect();
+            let (d, evals) = domain_and_random_vector(log, &mut rng);
 
             let mut want = evals.clone();
             d.ifft(&mut want);
