@@ -15,13 +15,14 @@ CUDA_LIBRARY_PATH ?= $(CUZK_CACHE)/cuda-root
 export CUZK_CACHE FIL_PROOFS_PARAMETER_CACHE CUDA_LIBRARY_PATH
 CARGO ?= cargo
 CUZK := $(TARGET)/release/cuzk
-# Builds with a non-default feature set (`gpu-emulator`, `cuda`, `supraseal`) go to their own
-# target directory, so they can never replace the default artefacts ($(TARGET)/release, which
-# go/lib links and `make install` copies). They share it among themselves: one more build of
-# the dependencies, once per cache (~10 minutes on 2 cores, cached under CUZK_CACHE in CI).
-FEATURE_TARGET := $(TARGET)/features
-FEATURE_CARGO = CARGO_TARGET_DIR=$(FEATURE_TARGET) $(CARGO)
-FEATURE_CUZK := $(FEATURE_TARGET)/release/cuzk
+# Builds with a non-default feature set (`gpu-emulator`, `cuda`, `supraseal`) share TARGET with
+# the default build: cargo keeps each feature set's own artefacts apart (by hash) and builds the
+# dependencies once, where a target directory of their own cost a fresh machine a second full
+# dependency build (8 to 12 minutes on 2 cores). What cargo copies to $(TARGET)/release (cuzk,
+# libcuzk.so, libcuzk.a) is whichever feature set it built last, so nothing here links or ships
+# those files unless the default build ran just before: `build` (and so `fixtures`, `go-lib`,
+# `install`) runs it, and go/lib holds copies taken right after it (install-lib.sh --dev), which
+# no feature build changes. Run the make targets one at a time (no -j across feature builds).
 BENCH ?=
 BENCH_GROUPS := prover params proofs engine synth msm
 
@@ -146,16 +147,16 @@ cuda-deps: deps
 # and emits no sm_90 code by itself.
 CUDA_ENV = $(if $(shell command -v g++-11),CXX=g++-11) NVCC_APPEND_FLAGS='-gencode arch=compute_90,code=sm_90'
 
-## The CUDA build (in FEATURE_TARGET): compiles the kernels, lints, and tests it on this
+## The CUDA build: compiles the kernels, lints, and tests it on this
 ## machine (with no GPU the engine must fall back to the CPU; the fallback test asserts it).
 cuda-test: cuda-deps
-	$(CUDA_ENV) $(FEATURE_CARGO) clippy --release --features supraseal --all-targets -- -D warnings
-	$(CUDA_ENV) $(FEATURE_CARGO) test --release --features cuda --lib --test gpu_fallback
-	$(CUDA_ENV) $(FEATURE_CARGO) build --release --features cuda --bin cuzk
-	$(FEATURE_CUZK) gpu devices
+	$(CUDA_ENV) $(CARGO) clippy --release --features supraseal --all-targets -- -D warnings
+	$(CUDA_ENV) $(CARGO) test --release --features cuda --lib --test gpu_fallback
+	$(CUDA_ENV) $(CARGO) build --release --features cuda --bin cuzk
+	$(CUZK) gpu devices
 
 ## The CUDA backend's own code over the host emulation of the device (feature `gpu-emulator`,
-## no CUDA needed, built in FEATURE_TARGET): lints, the emulator tests, the fallback test with
+## no CUDA needed): lints, the emulator tests, the fallback test with
 ## (emulated) devices present, scripts/gpu-check.sh itself from a bundle of a `gpu-emulator`
 ## cuzk at CI sizes (made unable to start by itself, so the script must run it through the
 ## bundle's own loader and libraries, as on a GPU machine whose libraries are too old), and the
@@ -163,19 +164,18 @@ cuda-test: cuda-deps
 ## (EMU_GO_LIB, never go/lib), which must prove every kind on the emulated GPUs.
 EMU_OUT := $(CUZK_CACHE)/emu-check
 EMU_BUNDLE := $(CUZK_CACHE)/emu-bundle
-EMU_GO_LIB := $(FEATURE_TARGET)/go-lib
+EMU_GO_LIB := $(TARGET)/emu-go-lib
 # Go's build cache did not see the change of PKG_CONFIG_PATH: with the shared cache, the demo
 # built here reused go/cuzk as compiled for go/lib, ran with go/lib's RUNPATH and proved on the
-# CPU (found 2026-12-01). The feature builds' own Go cache keeps the two apart, as
-# FEATURE_TARGET does for cargo.
-EMU_GO_ENV := PKG_CONFIG_PATH=$(EMU_GO_LIB) GOCACHE=$(FEATURE_TARGET)/go-cache
+# CPU (found 2026-12-01). A Go cache of its own keeps the two apart.
+EMU_GO_ENV := PKG_CONFIG_PATH=$(EMU_GO_LIB) GOCACHE=$(TARGET)/emu-go-cache
 emu-test: export CUZK_ALLOW_EMULATED_GPUS = 1
 emu-test: fixtures
-	$(FEATURE_CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
-	$(FEATURE_CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_fallback
-	env -u CUZK_ALLOW_EMULATED_GPUS $(FEATURE_CARGO) test --release --features gpu-emulator --test gpu_emulator_opt_in
-	$(FEATURE_CARGO) build --release --features gpu-emulator --bin cuzk
-	scripts/make-gpu-bundle.sh $(FEATURE_CUZK) "$(EMU_BUNDLE)"
+	$(CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
+	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_fallback
+	env -u CUZK_ALLOW_EMULATED_GPUS $(CARGO) test --release --features gpu-emulator --test gpu_emulator_opt_in
+	$(CARGO) build --release --features gpu-emulator --bin cuzk
+	scripts/make-gpu-bundle.sh $(CUZK) "$(EMU_BUNDLE)"
 	@# As on a machine where the bundled binary cannot start: point its ELF interpreter at a
 	@# loader that does not exist (same length), so gpu-check.sh must fall back to cuzk-portable.
 	LC_ALL=C sed -i 's|/lib64/ld-linux-x86-64.so.2|/lib64/ld-linux-x86-64.so.X|' "$(EMU_BUNDLE)/cuzk"
@@ -184,20 +184,24 @@ emu-test: fixtures
 	MAX_LG=16 BENCH_MAX_LG=18 KERNEL_CHECK_MAX_LG=18 STREAM_JOBS=1 KERNEL_CHECK_TIMEOUT=600 KERNEL_TIMEOUT=600 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 BUDGET=2400 \
 	  "$(EMU_BUNDLE)/gpu-check.sh" "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
 	@grep -q "^=== cuzk: $(EMU_BUNDLE)/cuzk-portable" "$(EMU_OUT)/gpu-check.log" || { echo "emu-test: gpu-check.sh did not run the bundle's cuzk-portable"; exit 1; }
-	$(FEATURE_CARGO) build --release --features gpu-emulator --lib
-	scripts/install-lib.sh --dev $(FEATURE_TARGET)/release $(EMU_GO_LIB) $(CURDIR)/include $(EMU_GO_LIB)
+	$(CARGO) build --release --features gpu-emulator --lib
+	scripts/install-lib.sh --dev $(TARGET)/release $(EMU_GO_LIB) $(CURDIR)/include $(EMU_GO_LIB)
 	cd go && $(EMU_GO_ENV) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
 	@grep -v '^\[' "$(EMU_OUT)/demo.log" | sed -n '1,8p'
 	@grep -q '"backend": "emulated-cuda:0,1"' "$(EMU_OUT)/demo.log" || { grep -m1 '"backend"' "$(EMU_OUT)/demo.log"; echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
 
-## Last in `make test`, after every feature build: what a node would link and run after the
-## tests is still the default build, untouched. Not rebuilt here: a program linked through
-## go/lib, and the cuzk binary, run with emulation allowed (so that an emulator build would
-## show itself), must open their default engine on the CPU (the default build has no GPU
-## backend; an emulator build would say "emulated-cuda", a CUDA one "cuda").
-default-lib-test: go-lib
+## Last in `make test`, after every feature build (which share TARGET with the default build):
+## what a node would link and run after the tests is still the default build. go/lib is not
+## remade here: the copy `go-lib` took before the feature builds ran must still be the default
+## library. cuzk is rebuilt, which must select the default binary again (cargo copies a fresh
+## build's files back to target/release). Both run with emulation allowed, so that an emulator
+## build would show itself, and must open their default engine on the CPU (the default build
+## has no GPU backend; an emulator build would say "emulated-cuda", a CUDA one "cuda").
+default-lib-test: deps
+	@test -e $(GO_LIB)/libcuzk.so || $(MAKE) go-lib
 	@backend="$$(cd go && CUZK_ALLOW_EMULATED_GPUS=1 $(GO_ENV) go run ./cmd/cuzk-backend)" && echo "go/lib default engine backend: $$backend" && \
 	  test "$$backend" = cpu || { echo "default-lib-test: go/lib is not the default build"; exit 1; }
+	$(CARGO) build --release --bin cuzk
 	@CUZK_ALLOW_EMULATED_GPUS=1 $(CUZK) gpu devices 2>&1 | tee $(TARGET)/default-lib-test.log
 	@grep -q "^GPU backend built: none" $(TARGET)/default-lib-test.log || { echo "default-lib-test: $(CUZK) is not the default build"; exit 1; }
 
@@ -206,10 +210,10 @@ default-lib-test: go-lib
 ## loader and system libraries they link, and scripts/gpu-check.sh; under the 64 MiB a device
 ## run carries.
 gpu-bundle: cuda-deps
-	$(CUDA_ENV) $(FEATURE_CARGO) build --release --features supraseal --bin cuzk
-	cp $(FEATURE_CUZK) $(FEATURE_TARGET)/cuzk-supraseal
-	$(CUDA_ENV) $(FEATURE_CARGO) build --release --features cuda --bin cuzk
-	scripts/make-gpu-bundle.sh $(FEATURE_CUZK) gpu-bundle $(FEATURE_TARGET)/cuzk-supraseal
+	$(CUDA_ENV) $(CARGO) build --release --features supraseal --bin cuzk
+	cp $(CUZK) $(TARGET)/cuzk-supraseal
+	$(CUDA_ENV) $(CARGO) build --release --features cuda --bin cuzk
+	scripts/make-gpu-bundle.sh $(CUZK) gpu-bundle $(TARGET)/cuzk-supraseal
 
 ## Everything CI runs.
 test: lint rust-test c-test leak-test go-test fuzz-test link-test interop-test emu-test cuda-test default-lib-test

@@ -9,8 +9,10 @@
 #
 #   scripts/install-lib.sh [--dev] <cargo release dir> <libdir> <includedir> <pcdir>
 #
-# --dev (`make go-lib`): the in-repository flow. The shared library is a link to the one cargo
-# built, and the header is not copied (<includedir> is the repository's include/).
+# --dev (`make go-lib`): the in-repository flow. The header is not copied (<includedir> is the
+# repository's include/). The libraries are copies all the same, taken when they changed: the
+# feature builds share cargo's target directory, whose release/ files are whichever build ran
+# last, and what go/lib links must stay what it was made from.
 # DESTDIR, if set, is prepended to every path written but not to the paths inside the .pc files.
 #
 # The static library: cargo's libcuzk.a defines, besides cuzk_*, every symbol of the Rust
@@ -50,7 +52,11 @@ soname="$(readelf -d "$release/libcuzk.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1
 
 mkdir -p "$dest$libdir" "$dest$pcdir"
 if [ "$dev" = 1 ]; then
-  ln -sfn "$(cd "$release" && pwd)/libcuzk.so" "$dest$libdir/libcuzk.so.$major"
+  so="$dest$libdir/libcuzk.so.$major"
+  if [ -L "$so" ] || ! cmp -s "$release/libcuzk.so" "$so"; then
+    rm -f "$so"
+    install -m 0755 "$release/libcuzk.so" "$so"
+  fi
 else
   mkdir -p "$dest$includedir"
   install -m 0755 "$release/libcuzk.so" "$dest$libdir/libcuzk.so.$version"
@@ -59,10 +65,15 @@ else
 fi
 ln -sfn "libcuzk.so.$major" "$dest$libdir/libcuzk.so"
 
-# The isolated static library, rebuilt only when cargo's archive or this recipe changed.
+# The isolated static library, rebuilt unless it was made by this recipe from this very archive
+# (cargo's release/libcuzk.a is a link to the build's own file: its device, inode, size and
+# time name that build, whichever feature set ran last; a time comparison could not tell a
+# switch back to an older build). Recorded beside it in --dev, always rebuilt by an install.
 archive="$dest$libdir/libcuzk.a"
-if [ -L "$archive" ] || [ ! -f "$archive" ] || [ "$release/libcuzk.a" -nt "$archive" ] ||
-  [ "$recipe" -nt "$archive" ]; then
+stamp="$dest$libdir/.libcuzk.a.source"
+source_id="$(stat -L -c '%d %i %s %Y' "$release/libcuzk.a") $(stat -c '%Y' "$recipe")"
+if [ "$dev" = 0 ] || [ -L "$archive" ] || [ ! -f "$archive" ] ||
+  [ "$(cat "$stamp" 2>/dev/null)" != "$source_id" ]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
   ld -r --force-group-allocation --whole-archive "$release/libcuzk.a" -o "$tmp/all.o"
@@ -73,6 +84,7 @@ if [ -L "$archive" ] || [ ! -f "$archive" ] || [ "$release/libcuzk.a" -nt "$arch
   rm -f "$archive"
   install -m 0644 "$tmp/libcuzk.a" "$archive"
   say "$archive: $(du -h "$archive" | cut -f1), only cuzk_* global"
+  if [ "$dev" = 1 ]; then echo "$source_id" >"$stamp"; fi
 fi
 
 pc() { # name description libs
