@@ -188,10 +188,15 @@ inline unsigned blocks_for(size_t n) { return (unsigned)((n + threads - 1) / thr
 
 extern "C" {
 
-// Number of CUDA devices sppark can use (compute capability >= 7, cooperative launch).
-int cuzk_cuda_pool_size(int* count, char* err, size_t err_len)
+// The CUDA runtime version these kernels were linked with (cudart is static: 11080 for 11.8)
+// and the number of devices sppark's pool can use (compute capability >= 7, cooperative
+// launch), for the GPU check's log.
+int cuzk_cuda_runtime_info(int* runtime_version, int* pool_size, char* err, size_t err_len)
 {
-    return guarded("device pool", err, err_len, [&] { *count = (int)ngpus(); });
+    return guarded("runtime info", err, err_len, [&] {
+        CUDA_OK(cudaRuntimeGetVersion(runtime_version));
+        *pool_size = (int)ngpus();
+    });
 }
 
 // Checks that sppark can use device `ordinal` (compute capability 7+, cooperative launch), so

@@ -96,12 +96,40 @@ fn cuda_backend_without_a_device_is_refused_and_bad_config_is_rejected() {
 }
 
 #[test]
-fn device_list_matches_the_build() {
+fn device_list_and_runtime_match_the_build() {
     let devices = gpu::devices();
+    let runtime = gpu::runtime();
     if !gpu::CUDA_BUILT {
         assert!(devices.is_empty(), "a build without CUDA lists no GPU");
+        assert!(
+            runtime.is_err(),
+            "a build without CUDA has no runtime: {runtime:?}"
+        );
     }
     for d in &devices {
         assert!(!d.name.is_empty() && d.memory_bytes > 0, "{d:?}");
+        if gpu::EMULATED {
+            assert_eq!((d.sm_count, d.compute_capability.as_str()), (0, "emulated"));
+        } else {
+            assert!(d.sm_count > 0, "{d:?}");
+            let version = d.compute_capability.split_once('.');
+            assert!(
+                version
+                    .is_some_and(|(major, minor)| major.parse::<u32>().is_ok()
+                        && minor.parse::<u32>().is_ok()),
+                "{d:?}"
+            );
+        }
+    }
+    if !devices.is_empty() {
+        let runtime = runtime.expect("devices are listed, so the driver answers");
+        assert!(runtime.sppark_devices <= devices.len(), "{runtime:?}");
+        if gpu::EMULATED {
+            assert_eq!(runtime.sppark_devices, devices.len());
+            assert_eq!(
+                (runtime.driver.as_str(), runtime.runtime.as_str()),
+                ("emulated", "emulated")
+            );
+        }
     }
 }

@@ -382,7 +382,27 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
                 (true, false) => "cuda",
             };
             eprintln!("GPU backend built: {built}");
-            println!("{}", serde_json::to_string_pretty(&cuzk::gpu::devices())?);
+            // NOTE lines go to the GPU check's summary: what its figures were measured on.
+            match cuzk::gpu::runtime() {
+                Ok(r) => eprintln!(
+                    "NOTE gpu runtime: driver CUDA {}, runtime CUDA {}, sppark pool {} device(s)",
+                    r.driver, r.runtime, r.sppark_devices
+                ),
+                Err(e) if cuzk::gpu::CUDA_BUILT => eprintln!("NOTE gpu runtime: unavailable ({e})"),
+                Err(_) => {}
+            }
+            let devices = cuzk::gpu::devices();
+            for d in &devices {
+                eprintln!(
+                    "NOTE gpu device {}: {}, {} SMs, compute capability {}, {:.1} GiB",
+                    d.ordinal,
+                    d.name,
+                    d.sm_count,
+                    d.compute_capability,
+                    d.memory_bytes as f64 / (1u64 << 30) as f64
+                );
+            }
+            println!("{}", serde_json::to_string_pretty(&devices)?);
             Ok(())
         }
         #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]

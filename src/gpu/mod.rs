@@ -21,6 +21,24 @@ pub struct GpuDevice {
     pub name: String,
     /// Device memory in bytes.
     pub memory_bytes: u64,
+    /// Streaming multiprocessors (132 on an H200): what the kernels' grids and sppark's MSM
+    /// split are sized by. 0 on the host emulator.
+    pub sm_count: u32,
+    /// Compute capability, "major.minor" ("9.0" for Hopper); "emulated" on the host emulator.
+    pub compute_capability: String,
+}
+
+/// The CUDA software a GPU build runs on, logged by `cuzk gpu devices` so a GPU run's log says
+/// which driver and runtime its figures were measured with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GpuRuntime {
+    /// Newest CUDA version the installed driver supports ("12.4"); "emulated" on the emulator.
+    pub driver: String,
+    /// CUDA runtime version the kernels were linked with (statically; "11.8"); "emulated" on
+    /// the emulator.
+    pub runtime: String,
+    /// Devices sppark's GPU pool can use (compute capability 7+, cooperative launch).
+    pub sppark_devices: usize,
 }
 
 /// The GPUs this build can use: none without the `cuda` feature or without a driver/device.
@@ -35,6 +53,25 @@ pub fn devices() -> Vec<GpuDevice> {
     #[cfg(not(any(feature = "cuda", feature = "gpu-emulator")))]
     {
         Vec::new()
+    }
+}
+
+/// The driver, runtime and sppark pool of this build's GPU backend; an error without a GPU
+/// backend or without a usable driver.
+pub fn runtime() -> Result<GpuRuntime, String> {
+    #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
+    {
+        let driver = cuda::device::driver_version().map_err(|e| e.to_string())?;
+        let (runtime, sppark_devices) = cuda::kernels::runtime_info().map_err(|e| e.to_string())?;
+        Ok(GpuRuntime {
+            driver,
+            runtime,
+            sppark_devices,
+        })
+    }
+    #[cfg(not(any(feature = "cuda", feature = "gpu-emulator")))]
+    {
+        Err("this build has no GPU backend".to_string())
     }
 }
 

@@ -19,13 +19,18 @@ pub fn init() -> Result<(), Groth16Error> {
     cust::init(CudaFlags::empty()).map_err(|e| device_error("CUDA init", e))
 }
 
-/// Every CUDA device with its name and memory.
+/// Every CUDA device with its name, memory, multiprocessors and compute capability.
 pub fn list() -> Result<Vec<GpuDevice>, Groth16Error> {
+    use cust::device::DeviceAttribute;
     init()?;
     let n = Device::num_devices().map_err(|e| device_error("device count", e))?;
     (0..n)
         .map(|ordinal| {
             let d = Device::get_device(ordinal).map_err(|e| device_error("device", e))?;
+            let attribute = |a: DeviceAttribute| {
+                d.get_attribute(a)
+                    .map_err(|e| device_error("device attribute", e))
+            };
             Ok(GpuDevice {
                 ordinal,
                 name: d.name().map_err(|e| device_error("device name", e))?,
@@ -33,9 +38,22 @@ pub fn list() -> Result<Vec<GpuDevice>, Groth16Error> {
                     .total_memory()
                     .map_err(|e| device_error("device memory", e))?
                     as u64,
+                sm_count: attribute(DeviceAttribute::MultiprocessorCount)?.max(0) as u32,
+                compute_capability: format!(
+                    "{}.{}",
+                    attribute(DeviceAttribute::ComputeCapabilityMajor)?,
+                    attribute(DeviceAttribute::ComputeCapabilityMinor)?
+                ),
             })
         })
         .collect()
+}
+
+/// The newest CUDA version the installed driver supports ("12.4").
+pub fn driver_version() -> Result<String, Groth16Error> {
+    init()?;
+    let v = cust::CudaApiVersion::get().map_err(|e| device_error("driver version", e))?;
+    Ok(format!("{}.{}", v.major(), v.minor()))
 }
 
 /// Asks for blocking synchronisation on `device`'s primary context, before it is retained: a

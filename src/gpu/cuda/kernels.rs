@@ -61,6 +61,12 @@ extern "C" {
         err_len: usize,
     ) -> c_int;
     fn cuzk_cuda_check_device(ordinal: c_int, err: *mut c_char, err_len: usize) -> c_int;
+    fn cuzk_cuda_runtime_info(
+        runtime_version: *mut c_int,
+        pool_size: *mut c_int,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
     fn cuzk_cuda_failing_launch(
         ordinal: c_int,
         stream: *mut c_void,
@@ -209,6 +215,18 @@ pub fn ntt(
 ) -> Result<(), Groth16Error> {
     // SAFETY: a live device buffer of 2^lg scalars and a live stream.
     checked(|e, l| unsafe { cuzk_cuda_ntt(ordinal as c_int, raw(stream), d_v, lg, inverse, e, l) })
+}
+
+/// The CUDA runtime version the kernels were linked with ("11.8") and the number of devices
+/// sppark's GPU pool can use.
+pub fn runtime_info() -> Result<(String, usize), Groth16Error> {
+    let (mut version, mut pool) = (0 as c_int, 0 as c_int);
+    // SAFETY: two valid out-pointers.
+    checked(|e, l| unsafe { cuzk_cuda_runtime_info(&mut version, &mut pool, e, l) })?;
+    Ok((
+        format!("{}.{}", version / 1000, version % 1000 / 10),
+        pool.max(0) as usize,
+    ))
 }
 
 /// Whether sppark can use device `ordinal` (an error naming why not).

@@ -45,8 +45,16 @@ pub fn list() -> Result<Vec<GpuDevice>, Groth16Error> {
             ordinal,
             name: name(ordinal),
             memory_bytes: DEVICE_MEMORY,
+            sm_count: 0,
+            compute_capability: "emulated".to_string(),
         })
         .collect())
+}
+
+/// As the CUDA layer's: "emulated" (there is no driver) once emulation is allowed.
+pub fn driver_version() -> Result<String, Groth16Error> {
+    init()?;
+    Ok("emulated".to_string())
 }
 
 fn name(ordinal: u32) -> String {

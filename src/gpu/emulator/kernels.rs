@@ -242,6 +242,13 @@ pub fn ntt(
     }))
 }
 
+/// As the CUDA layer's: the runtime version ("emulated": there is no CUDA runtime) and the
+/// devices the kernels can use (every emulated one).
+pub fn runtime_info() -> Result<(String, usize), Groth16Error> {
+    super::device::init()?;
+    Ok(("emulated".to_string(), super::DEVICES as usize))
+}
+
 /// Whether the kernels can use device `ordinal`.
 pub fn check_device(ordinal: u32) -> Result<(), Groth16Error> {
     if ordinal >= super::DEVICES {
