@@ -18,9 +18,11 @@ CUZK := $(TARGET)/release/cuzk
 # Builds with a non-default feature set (`gpu-emulator`, `cuda`, `supraseal`) share TARGET with
 # the default build: cargo keeps each feature set's own artefacts apart (by hash) and builds the
 # dependencies once, where a target directory of their own cost a fresh machine a second full
-# dependency build (8 to 12 minutes on 2 cores). What cargo copies to $(TARGET)/release (cuzk,
-# libcuzk.so, libcuzk.a) is whichever feature set it built last, so nothing here links or ships
-# those files unless the default build ran just before: `build` (and so `fixtures`, `go-lib`,
+# dependency build (8 to 12 minutes on 2 cores). cuzk itself is recompiled at each switch of
+# feature set (about 1.5 minutes: its libcuzk.so/.a/.rlib carry no hash in their names, and cargo
+# sees another build's files there). What cargo copies to $(TARGET)/release (cuzk, libcuzk.so,
+# libcuzk.a) is whichever feature set it built last, so nothing here links or ships those files
+# unless the default build ran just before: `build` (and so `fixtures`, `go-lib`,
 # `install`) runs it, and go/lib holds copies taken right after it (install-lib.sh --dev), which
 # no feature build changes. Run the make targets one at a time (no -j across feature builds).
 BENCH ?=
