@@ -86,21 +86,23 @@ c-test: fixtures go-lib
 ## through cgo (go/cmd/cuzk-leakcheck: a proof, its verification, error paths, cancel,
 ## status, plan, challenges, close): no definite leak and no invalid access outside the Go
 ## runtime's own (async preemption is turned off; tests/go-runtime.supp names what is left).
-## valgrind runs all of a program's threads on one core, so the two run side by side (on the
-## 2-core CI machine: 8 minutes instead of 11); each one's output follows, then the verdict.
-LEAK_C_LOG := $(TARGET)/leak-test-c.log
-LEAK_GO_LOG := $(TARGET)/leak-test-go.log
+## valgrind runs all of a program's threads on one core, so the smoke test's two halves (its
+## own engine; the default engine's one-shot proof) and the Go check run side by side, three
+## processes (on the 2-core CI machine about 5 minutes, where the smoke test alone took 8); each
+## one's output follows, then the verdict.
+LEAK_LOG := $(TARGET)/leak-test
+VALGRIND := valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --error-exitcode=3
 leak-test: c-test
 	cd go && $(GO_ENV) go build -o $(TARGET)/release/cuzk-leakcheck ./cmd/cuzk-leakcheck
-	@valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
-	  --error-exitcode=3 $(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k >$(LEAK_C_LOG) 2>&1 & c=$$!; \
-	GODEBUG=asyncpreemptoff=1 valgrind --leak-check=full --errors-for-leak-kinds=definite \
-	  --show-leak-kinds=definite --undef-value-errors=no --suppressions=tests/go-runtime.supp \
-	  --error-exitcode=3 $(TARGET)/release/cuzk-leakcheck >$(LEAK_GO_LOG) 2>&1; go_rc=$$?; \
-	wait $$c; c_rc=$$?; \
-	echo "== valgrind: C smoke test (exit $$c_rc)"; cat $(LEAK_C_LOG); \
-	echo "== valgrind: Go leak check (exit $$go_rc)"; cat $(LEAK_GO_LOG); \
-	test $$c_rc = 0 && test $$go_rc = 0
+	@$(VALGRIND) $(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k engine >$(LEAK_LOG)-c-engine.log 2>&1 & e=$$!; \
+	$(VALGRIND) $(TARGET)/release/cuzk-smoke $(CUZK_CACHE)/testdata-2k default >$(LEAK_LOG)-c-default.log 2>&1 & d=$$!; \
+	GODEBUG=asyncpreemptoff=1 $(VALGRIND) --undef-value-errors=no --suppressions=tests/go-runtime.supp \
+	  $(TARGET)/release/cuzk-leakcheck >$(LEAK_LOG)-go.log 2>&1; go_rc=$$?; \
+	wait $$e; e_rc=$$?; wait $$d; d_rc=$$?; \
+	echo "== valgrind: C smoke test, own engine (exit $$e_rc)"; cat $(LEAK_LOG)-c-engine.log; \
+	echo "== valgrind: C smoke test, default engine (exit $$d_rc)"; cat $(LEAK_LOG)-c-default.log; \
+	echo "== valgrind: Go leak check (exit $$go_rc)"; cat $(LEAK_LOG)-go.log; \
+	test $$e_rc = 0 && test $$d_rc = 0 && test $$go_rc = 0
 
 ## go/lib: libcuzk.so.N linked to the library cargo built last, the isolated libcuzk.a made
 ## from cargo's, and cuzk.pc / cuzk-static.pc pointing there (see scripts/install-lib.sh).
@@ -159,16 +161,20 @@ CUDA_ENV = $(if $(shell command -v g++-11),CXX=g++-11) NVCC_APPEND_FLAGS='-genco
 
 ## The CUDA build: compiles the kernels, lints, and tests it on this
 ## machine (with no GPU the engine must fall back to the CPU; the fallback test asserts it).
+## The library's unit tests are not run again here: none is specific to a GPU feature (rust-test
+## runs them), and their build would compile cuzk once more (about 2 minutes).
 cuda-test: cuda-deps
 	$(CUDA_ENV) $(CARGO) clippy --release --features supraseal --all-targets -- -D warnings
-	$(CUDA_ENV) $(CARGO) test --release --features cuda --lib --test gpu_fallback
+	$(CUDA_ENV) $(CARGO) test --release --features cuda --test gpu_fallback
 	$(CUDA_ENV) $(CARGO) build --release --features cuda --bin cuzk
 	$(CUZK) gpu devices
 
 ## The CUDA backend's own code over the host emulation of the device (feature `gpu-emulator`,
 ## no CUDA needed): lints, the emulator tests, the fallback test with
 ## (emulated) devices present, scripts/gpu-check.sh itself from a bundle of a `gpu-emulator`
-## cuzk at CI sizes (made unable to start by itself, so the script must run it through the
+## cuzk at CI sizes (the proof check without porep-synth, the same circuit as porep-v1_1, and the
+## proof stream on WinningPoSt: a 2 KiB PoRep costs about 35 s a proof on each backend here;
+## made unable to start by itself, so the script must run it through the
 ## bundle's own loader and libraries, as on a GPU machine whose libraries are too old), and the
 ## Go demo through the C ABI's default engine, linked through its own pkg-config directory
 ## (EMU_GO_LIB, never go/lib), which must prove every kind on the emulated GPUs.
@@ -182,7 +188,7 @@ EMU_GO_ENV := PKG_CONFIG_PATH=$(EMU_GO_LIB) GOCACHE=$(TARGET)/emu-go-cache
 emu-test: export CUZK_ALLOW_EMULATED_GPUS = 1
 emu-test: fixtures
 	$(CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
-	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_fallback
+	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_emulated_msm_state --test gpu_fallback
 	env -u CUZK_ALLOW_EMULATED_GPUS $(CARGO) test --release --features gpu-emulator --test gpu_emulator_opt_in
 	$(CARGO) build --release --features gpu-emulator --bin cuzk
 	scripts/make-gpu-bundle.sh $(CUZK) "$(EMU_BUNDLE)"
@@ -191,7 +197,7 @@ emu-test: fixtures
 	LC_ALL=C sed -i 's|/lib64/ld-linux-x86-64.so.2|/lib64/ld-linux-x86-64.so.X|' "$(EMU_BUNDLE)/cuzk"
 	! "$(EMU_BUNDLE)/cuzk" --help >/dev/null 2>&1
 	rm -rf "$(EMU_OUT)"
-	MAX_LG=16 BENCH_MAX_LG=18 KERNEL_CHECK_MAX_LG=18 STREAM_JOBS=1 KERNEL_CHECK_TIMEOUT=600 KERNEL_TIMEOUT=600 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 BUDGET=2400 \
+	MAX_LG=16 BENCH_MAX_LG=18 KERNEL_CHECK_MAX_LG=18 STREAM_JOBS=1 STREAM=winning CHECK_KINDS=porep-v1_1,winning,window,snap KERNEL_CHECK_TIMEOUT=600 KERNEL_TIMEOUT=600 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 BUDGET=2400 \
 	  "$(EMU_BUNDLE)/gpu-check.sh" "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
 	@grep -q "^=== cuzk: $(EMU_BUNDLE)/cuzk-portable" "$(EMU_OUT)/gpu-check.log" || { echo "emu-test: gpu-check.sh did not run the bundle's cuzk-portable"; exit 1; }
 	$(CARGO) build --release --features gpu-emulator --lib

@@ -5,15 +5,19 @@
 // h = (a*b - c)/z on the coset, density gathering of scalars, and a C entry point per step.
 //
 // Ownership: Rust (the `cust` crate) owns the devices, contexts, streams and every buffer; the
-// entry points here take raw device pointers and a raw stream and never allocate long-lived
-// memory. Every entry point catches all exceptions and reports errors as a code plus message.
+// entry points here take raw device pointers and a raw stream. The one long-lived device memory
+// here is the MSM state kept per device and size (msm_cache), which cuzk_cuda_msm_release
+// frees. Every entry point catches all exceptions and reports errors as a code plus message.
 
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
@@ -136,8 +140,120 @@ void check(RustError& r)
     throw sppark_error(r.code, message);
 }
 
-// Σ scalars[i]·points[i] with sppark's Pippenger over device-resident points and scalars.
-template <class bucket, class point, class affine>
+// Whether sppark's streams for pool device `pool` (the device's own and its flip-flop pair)
+// finished their work without an error. Never throws; a failure is read and cleared.
+bool streams_healthy(int pool)
+{
+    const gpu_t& gpu = select_gpu(pool);
+    bool healthy = cudaStreamSynchronize((cudaStream_t)gpu) == cudaSuccess;
+    for (size_t i = 0; i < gpu_t::FLIP_FLOP; i++)
+        healthy &= cudaStreamSynchronize((cudaStream_t)gpu[i]) == cudaSuccess;
+    if (!healthy) (void)cudaGetLastError();
+    return healthy;
+}
+
+// One sppark msm_t per (pool device, curve, size class), kept between MSMs: building one costs
+// a device allocation and a synchronisation, destroying it two synchronisations and a free,
+// five times per partition otherwise. The size class is floor(log2(1.5 n)) clamped to 18..26,
+// the range over which msm_t's Pippenger window (10..18 bits, from the same quantity) changes,
+// so a kept object has the window the MSM would have chosen, and holds only its buckets and
+// histogram: up to 15 x 2^17 buckets (about 0.4 GB on G1, 0.8 GB on G2). Points and scalars stay
+// ours (device pointers are handed to invoke).
+//
+// An MSM takes its object out of the cache and puts it back when its streams are healthy, so
+// msm_release never deletes an object in use. A destructor that throws (msm_t's synchronises
+// with CUDA_OK) terminates the process: an object is deleted only right after its device's
+// streams synchronised cleanly, and is otherwise leaked (a few hundred bytes of host memory;
+// its device memory goes with the broken context).
+class msm_cache {
+  public:
+    using key = std::tuple<int, int, int>;  // pool index, curve (1: G1, 2: G2), size class
+
+    static int size_class(size_t n)
+    {
+        size_t v = n + n / 2;
+        int lg = 0;
+        while (v >>= 1) lg++;
+        return lg < 18 ? 18 : (lg > 26 ? 26 : lg);
+    }
+
+    // An object for `k` (taken out of the cache, or built for `n` points of `affine_size`
+    // bytes).
+    template <class M>
+    M* take(const key& k, size_t n, size_t affine_size)
+    {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = kept_.find(k);
+            if (it != kept_.end()) {
+                void* kept = it->second;
+                kept_.erase(it);
+                return static_cast<M*>(kept);
+            }
+        }
+        return new M(nullptr, n, affine_size, std::get<0>(k));
+    }
+
+    // Puts `msm` back when its device's streams are healthy; otherwise leaks it (see above).
+    template <class M>
+    void give(const key& k, M* msm)
+    {
+        if (!streams_healthy(std::get<0>(k))) return;
+        void* extra = nullptr;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto inserted = kept_.emplace(k, msm);
+            if (!inserted.second) extra = msm;
+        }
+        if (extra) delete static_cast<M*>(extra);
+    }
+
+    // Deletes the kept objects of pool device `pool` (their device memory goes back), or
+    // leaks them when the device's streams are not healthy. Returns how many were dropped.
+    template <class M1, class M2>
+    size_t release(int pool)
+    {
+        std::map<key, void*> dropped;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (auto it = kept_.begin(); it != kept_.end();) {
+                if (std::get<0>(it->first) == pool) {
+                    dropped.insert(*it);
+                    it = kept_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
+        if (dropped.empty() || !streams_healthy(pool)) return dropped.size();
+        for (auto& entry : dropped) {
+            if (std::get<1>(entry.first) == 1)
+                delete static_cast<M1*>(entry.second);
+            else
+                delete static_cast<M2*>(entry.second);
+        }
+        return dropped.size();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::map<key, void*> kept_;
+};
+
+msm_cache& kept_msms()
+{
+    static msm_cache* cache = new msm_cache;  // never destroyed: no CUDA call at process exit
+    return *cache;
+}
+
+using msm_g1_t = msm_t<bucket_t, point_t, affine_t, scalar_t>;
+using msm_g2_t = msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t>;
+
+// Σ scalars[i]·points[i] with sppark's Pippenger over device-resident points and scalars, with
+// a kept msm_t (see msm_cache). When the device is out of memory (building the object, or in
+// invoke's scratch allocation), the device's kept objects are released and the MSM tried once
+// more: what the cache holds must never be why an MSM fails.
+template <class M, int curve, class point, class affine>
 void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, size_t n, point& out)
 {
     int pool = select_device(ordinal);
@@ -145,34 +261,37 @@ void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, siz
         out.inf();
         return;
     }
-    // On the heap: msm_t's destructor synchronises sppark's streams for this device with
-    // CUDA_OK, which throws if an error landed (a sticky one, or an asynchronous one after
-    // invoke returned), and a throw from a destructor terminates the process. So those
-    // streams are first synchronised here without throwing, on every path, and the object is
-    // deleted only if all of them succeeded; otherwise the small host object is leaked (the
-    // context's memory is lost with the context anyway).
-    using msm_type = msm_t<bucket, point, affine, scalar_t>;
-    auto* msm = new msm_type(nullptr, n, sizeof(affine), pool);
-    auto release = [&]() {
-        const gpu_t& gpu = select_gpu(pool);
-        bool healthy = cudaStreamSynchronize((cudaStream_t)gpu) == cudaSuccess;
-        for (size_t i = 0; i < gpu_t::FLIP_FLOP; i++)
-            healthy &= cudaStreamSynchronize((cudaStream_t)gpu[i]) == cudaSuccess;
-        if (healthy)
-            delete msm;
-        else
-            (void)cudaGetLastError();
+    msm_cache::key k{pool, curve, msm_cache::size_class(n)};
+    auto make_room = [&] {
+        (void)cudaGetLastError();
+        kept_msms().release<msm_g1_t, msm_g2_t>(pool);
     };
-    RustError r{0};
-    try {
-        r = msm->invoke(out, dev_ptr_t<affine>((affine*)d_points, n), n,
-                        dev_ptr_t<scalar_t>((scalar_t*)d_scalars, n), true);
-    } catch (...) {
-        release();
-        throw;
+    for (int attempt = 0;; attempt++) {
+        M* msm = nullptr;
+        try {
+            msm = kept_msms().take<M>(k, n, sizeof(affine));
+        } catch (const cuda_error& e) {
+            if (e.code() != cudaErrorMemoryAllocation || attempt > 0) throw;
+            make_room();
+            continue;
+        }
+        RustError r{0};
+        try {
+            r = msm->invoke(out, dev_ptr_t<affine>((affine*)d_points, n), n,
+                            dev_ptr_t<scalar_t>((scalar_t*)d_scalars, n), true);
+        } catch (...) {
+            kept_msms().give(k, msm);
+            throw;
+        }
+        kept_msms().give(k, msm);
+        if (r.code == cudaErrorMemoryAllocation && attempt == 0) {
+            free(r.message);
+            make_room();
+            continue;
+        }
+        check(r);
+        return;
     }
-    release();
-    check(r);
 }
 
 // Launched with more threads per block than any device allows: the launch itself fails.
@@ -253,7 +372,7 @@ int cuzk_cuda_msm_g1(int ordinal, const void* d_points, const fr_t* d_scalars, s
                      point_t* out, char* err, size_t err_len)
 {
     return guarded("G1 MSM", err, err_len, [&] {
-        msm_on_device<bucket_t, point_t, affine_t>(ordinal, d_points, d_scalars, n, *out);
+        msm_on_device<msm_g1_t, 1, point_t, affine_t>(ordinal, d_points, d_scalars, n, *out);
     });
 }
 
@@ -262,8 +381,17 @@ int cuzk_cuda_msm_g2(int ordinal, const void* d_points, const fr_t* d_scalars, s
                      point_fp2_t* out, char* err, size_t err_len)
 {
     return guarded("G2 MSM", err, err_len, [&] {
-        msm_on_device<bucket_fp2_t, point_fp2_t, affine_fp2_t>(ordinal, d_points, d_scalars, n,
-                                                               *out);
+        msm_on_device<msm_g2_t, 2, point_fp2_t, affine_fp2_t>(ordinal, d_points, d_scalars, n,
+                                                              *out);
+    });
+}
+
+// Deletes the MSM state kept for device `ordinal` (see msm_cache), so its device memory can
+// hold an SRS or buffers instead; `*dropped` is how many objects were let go.
+int cuzk_cuda_msm_release(int ordinal, size_t* dropped, char* err, size_t err_len)
+{
+    return guarded("MSM release", err, err_len, [&] {
+        *dropped = kept_msms().release<msm_g1_t, msm_g2_t>(select_device(ordinal));
     });
 }
 

@@ -13,7 +13,9 @@
 # CI runs it too, on a `cuzk` built with the `gpu-emulator` feature instead of `cuda` (`make
 # emu-test`: the same checks over a host emulation of the device, smaller sizes), so the
 # script, the CLI and the checks are known to work before a GPU session spends its minutes.
-# Sizes and time caps: MAX_LG, BENCH_MAX_LG, KERNEL_CHECK_MAX_LG, STREAM_JOBS, CHECK_TIMEOUT,
+# Sizes and time caps: MAX_LG, BENCH_MAX_LG, KERNEL_CHECK_MAX_LG, STREAM_JOBS, STREAM (the 2
+# KiB request the proof stream proves, default porep-v1_1), CHECK_KINDS (the 2 KiB kinds the
+# proof check proves on both backends, comma-separated; default all five), CHECK_TIMEOUT,
 # BENCH_TIMEOUT, KERNEL_CHECK_TIMEOUT, KERNEL_TIMEOUT, STICKY_TIMEOUT, and BUDGET: seconds for
 # the whole script (default 480: a device run of at most 9 minutes with a minute of slack), by
 # which each capped step is cut short if earlier ones ran long, keeping a minimum for the steps
@@ -99,9 +101,10 @@ if ! wait "$generator"; then
 fi
 cat "$gen_log" >>"$log"
 summarize
-step timeout "$(cap "${CHECK_TIMEOUT:-240}" 150)" "$cuzk" gpu check --max-lg "${MAX_LG:-22}" --testdata "$CUZK_CACHE/testdata-2k"
+step timeout "$(cap "${CHECK_TIMEOUT:-240}" 150)" "$cuzk" gpu check --max-lg "${MAX_LG:-22}" --testdata "$CUZK_CACHE/testdata-2k" \
+  ${CHECK_KINDS:+--kinds "$CHECK_KINDS"}
 step timeout "$(cap "${BENCH_TIMEOUT:-150}" 45)" "$bench_cuzk" gpu bench --part proofs --stream-jobs "${STREAM_JOBS:-8}" \
-  --testdata "$CUZK_CACHE/testdata-2k"
+  --stream "${STREAM:-porep-v1_1}" --testdata "$CUZK_CACHE/testdata-2k"
 # Last, in a process of its own: it breaks the device's context for the rest of that process.
 step timeout "$(cap "${STICKY_TIMEOUT:-120}" 0)" "$cuzk" gpu check-sticky --testdata "$CUZK_CACHE/testdata-2k"
 cat "$out/summary.txt"

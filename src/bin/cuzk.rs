@@ -84,6 +84,9 @@ enum GpuCommand {
         /// Test data directory (generated when missing).
         #[arg(long)]
         testdata: Option<PathBuf>,
+        /// The 2 KiB kinds proved on both backends, comma-separated (default: all five).
+        #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(cuzk::proofs::testdata::REQUEST_NAMES))]
+        kinds: Vec<String>,
     },
     /// A sticky device error (an illegal address) injected into an engine with the CPU
     /// fallback: jobs still prove and verify. Breaks the device for the rest of the process,
@@ -100,14 +103,19 @@ enum GpuCommand {
         #[arg(long, default_value_t = 24)]
         max_lg: u32,
     },
-    /// GPU benchmarks: H2D pinned vs pageable, NTT/MSM alone, a PoRep 2 KiB stream vs CPU.
+    /// GPU benchmarks: H2D pinned vs pageable, NTT/MSM alone, a 2 KiB stream (PoRep by
+    /// default) vs CPU.
     Bench {
         /// Largest NTT/MSM, log2 of its points.
         #[arg(long, default_value_t = 26)]
         max_lg: u32,
-        /// PoRep 2 KiB jobs in the stream.
+        /// Jobs in the stream.
         #[arg(long, default_value_t = 8)]
         stream_jobs: usize,
+        /// The 2 KiB test request the stream proves (porep-v1_1: the sealed sectors' PoReps in
+        /// turn).
+        #[arg(long, default_value = "porep-v1_1", value_parser = clap::builder::PossibleValuesParser::new(cuzk::proofs::testdata::REQUEST_NAMES))]
+        stream: String,
         /// Test data directory (generated when missing).
         #[arg(long)]
         testdata: Option<PathBuf>,
@@ -406,8 +414,17 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
             Ok(())
         }
         #[cfg(any(feature = "cuda", feature = "gpu-emulator"))]
-        GpuCommand::Check { max_lg, testdata } => {
-            let ok = cuzk::gpu::cuda::check::check(&testdata_dir(testdata), &params_dir, max_lg)?;
+        GpuCommand::Check {
+            max_lg,
+            testdata,
+            kinds,
+        } => {
+            let ok = cuzk::gpu::cuda::check::check(
+                &testdata_dir(testdata),
+                &params_dir,
+                max_lg,
+                &kinds,
+            )?;
             anyhow::ensure!(ok, "some GPU checks failed (see CHECK lines)");
             println!("CHECK all passed");
             Ok(())
@@ -430,6 +447,7 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
         GpuCommand::Bench {
             max_lg,
             stream_jobs,
+            stream,
             testdata,
             part,
         } => {
@@ -438,7 +456,7 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
                 check::bench_kernels(max_lg)?;
             }
             if part != "kernels" {
-                check::bench_proofs(&testdata_dir(testdata), &params_dir, stream_jobs)?;
+                check::bench_proofs(&testdata_dir(testdata), &params_dir, stream_jobs, &stream)?;
             }
             Ok(())
         }

@@ -226,15 +226,15 @@ impl TestData {
 
     /// All requests by name: porep-v1_1, porep-synth, winning, window, snap.
     pub fn all_requests(&self) -> Result<Vec<(&'static str, ProofRequest)>> {
-        Ok(vec![
-            ("porep-v1_1", self.porep_request(0)?),
-            ("porep-synth", self.porep_request(1)?),
-            ("winning", self.winning_request()?),
-            ("window", self.window_request()?),
-            ("snap", self.snap_request()?),
-        ])
+        REQUEST_NAMES
+            .iter()
+            .map(|&name| Ok((name, self.request(name)?)))
+            .collect()
     }
 }
+
+/// The names of the test requests, in the order [`TestData::all_requests`] returns them.
+pub const REQUEST_NAMES: [&str; 5] = ["porep-v1_1", "porep-synth", "winning", "window", "snap"];
 
 impl TestData {
     /// Proves request `name` (see [`TestData::all_requests`]) with filecoin-proofs-api's own

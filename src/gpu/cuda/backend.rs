@@ -118,6 +118,16 @@ pub struct DevicePending {
     started: Instant,
 }
 
+impl Drop for GpuBackend {
+    /// Gives back the MSM state the kernels keep on the device (up to about 1.2 GB), as the
+    /// resident SRS and buffers are given back; another backend on the device rebuilds its own.
+    fn drop(&mut self) {
+        if let Ok(_current) = self.ctx.enter() {
+            super::resident::release_msm_state(self.ordinal());
+        }
+    }
+}
+
 impl GpuBackend {
     /// Opens device `ordinal`: its primary context and two streams. `cpu_fallback` retries
     /// partitions on the CPU when the device fails before the a/b/c buffers are released.
@@ -229,6 +239,7 @@ impl GpuBackend {
                 map.len()
             );
             map.clear();
+            super::resident::release_msm_state(self.ordinal());
         }
         let t = Instant::now();
         let dev = Arc::new(ResidentSrs::upload(&self.ctx, srs, &self.compute_stream)?);

@@ -71,11 +71,13 @@ fn random_circuit_matches(gpu: &GpuBackend, shape: Shape, lg: u32) -> Res<bool> 
     Ok(same && valid && pinned)
 }
 
-/// Runs every GPU check; returns whether all passed (details on stdout).
+/// Runs every GPU check; returns whether all passed (details on stdout). `kinds` names the 2
+/// KiB test requests proved on both backends (see [`TestData::all_requests`]); empty: all.
 pub fn check(
     testdata_dir: &std::path::Path,
     params_dir: &std::path::Path,
     max_lg: u32,
+    kinds: &[String],
 ) -> Res<bool> {
     let devices = crate::gpu::devices();
     println!("CHECK devices={devices:?}");
@@ -110,7 +112,11 @@ pub fn check(
     // pass filecoin-proofs' verifier inside prove_with_randomness.
     let data = TestData::ensure(testdata_dir)?;
     let srs = SrsCache::new(params_dir);
-    for (name, request) in data.all_requests()? {
+    let names = crate::proofs::testdata::REQUEST_NAMES
+        .iter()
+        .filter(|&&name| kinds.is_empty() || kinds.iter().any(|k| k == name));
+    for &name in names {
+        let request = data.request(name)?;
         let r: Vec<Randomness> = (0..request.partitions())
             .map(|k| Randomness::random(&mut rng(1000 + k as u64)))
             .collect();
@@ -546,12 +552,15 @@ where
 }
 
 /// The proof benchmarks: supraseal-c2 against our backend on the same PoRep 2 KiB assignments
-/// (with the `supraseal` feature), then a stream of PoRep 2 KiB partitions (2^22-domain
-/// circuit) through the engine on the GPU backend vs the CPU backend.
+/// (with the `supraseal` feature), then a stream of the 2 KiB test request `stream_request`
+/// (see [`TestData::all_requests`]; `porep-v1_1`, a 2^22-domain circuit and what the GPU run
+/// measures, takes the sealed sectors' PoReps in turn) through the engine on the GPU backend
+/// vs the CPU backend.
 pub fn bench_proofs(
     testdata_dir: &std::path::Path,
     params_dir: &std::path::Path,
     stream_jobs: usize,
+    stream_request: &str,
 ) -> Res<()> {
     let gpu = first_device()?;
     let _current = gpu.enter()?;
@@ -570,14 +579,29 @@ pub fn bench_proofs(
     println!(
         "BENCH gpu/vs-supraseal ours=NA base=NA speedup=NA runs=0 (built without the supraseal feature)"
     );
-    // Each sector's partitions synthesized once and replayed, so the stream measures the
-    // prover, not synthesis on the host's cores.
-    let sectors = data.manifest.porep.len().min(stream_jobs.max(1));
+    // The default, what the GPU run measures: every sealed sector's PoRep in turn.
+    let is_porep = stream_request == "porep-v1_1";
+    let request = |i: usize| -> Res<crate::proofs::ProofRequest> {
+        if is_porep {
+            porep(i)
+        } else {
+            data.request(stream_request)
+        }
+    };
+    let kind = request(0)?.circuit_kind();
+    // Each distinct request's partitions synthesized once and replayed, so the stream measures
+    // the prover, not synthesis on the host's cores.
+    let distinct = if is_porep {
+        data.manifest.porep.len()
+    } else {
+        1
+    };
+    let sectors = distinct.min(stream_jobs.max(1));
     let synthesized: Vec<Arc<Vec<crate::groth16::Assignment>>> = (0..sectors)
         .map(|i| {
-            let request = porep(i)?;
             let parts =
-                FilecoinWorkload::new(porep(i)?, params_dir.to_path_buf(), false).partitions();
+                FilecoinWorkload::new(request(i)?, params_dir.to_path_buf(), false).partitions();
+            let request = request(i)?;
             let assignments = (0..parts)
                 .map(|k| {
                     Ok(request
@@ -589,7 +613,7 @@ pub fn bench_proofs(
         })
         .collect::<Res<_>>()?;
     let job = |i: usize| -> Res<Arc<dyn Workload>> {
-        let inner = FilecoinWorkload::new(porep(i)?, params_dir.to_path_buf(), false);
+        let inner = FilecoinWorkload::new(request(i)?, params_dir.to_path_buf(), false);
         Ok(super::replay::Replayed::new(
             inner,
             Arc::clone(&synthesized[i % sectors]),
@@ -608,7 +632,6 @@ pub fn bench_proofs(
             ..Config::default()
         };
         let engine = Engine::open(config, backend)?;
-        let kind = crate::proofs::circuits::CircuitKind::parse("porep-2k").expect("known kind");
         crate::proofs::workload::preload_kind(&engine, kind, params_dir)?;
         engine.prove(job(0)?)?;
         let workers_before = engine.status().proving_busy_ms();
@@ -634,9 +657,10 @@ pub fn bench_proofs(
     let (base, _, _) = run(Arc::new(CpuBackend), cpu_jobs, &|| 0.0)?;
     let (ours_per_job, base_per_job) = (ours / stream_jobs as f64, base / cpu_jobs as f64);
     println!(
-        "BENCH gpu/stream-porep-2k ours={ours_per_job:.1} base={base_per_job:.1} speedup={:.2} runs=1 \
+        "BENCH gpu/stream-{} ours={ours_per_job:.1} base={base_per_job:.1} speedup={:.2} runs=1 \
          unit=ms_per_job jobs={stream_jobs} cpu_jobs={cpu_jobs} util={util:.2} \
          worker_util={workers_util:.2} partitions_per_min={:.1} presynthesized=true",
+        kind.name(),
         base_per_job / ours_per_job,
         stream_jobs as f64 / (ours / 60e3)
     );

@@ -92,6 +92,25 @@ pub fn check_kernels(max_lg: u32) -> Res<bool> {
             msm_matches::<G2Affine>(&gpu, (1 << lg) - 3),
         );
     }
+    // The MSM state cuda/groth16.cu keeps per device, curve and size class: reused by an MSM
+    // of another size in a class used before, released for room (at least the G1 and G2
+    // states of the MSMs above), rebuilt by the next MSM.
+    record(
+        "msm-g1 reusing kept state n=2^16-1000".into(),
+        msm_matches::<G1Affine>(&gpu, (1 << 16) - 1000),
+    );
+    let released = kernels::msm_release(gpu.ordinal()).map_err(anyhow::Error::from);
+    record(
+        "msm state released".into(),
+        released.map(|n| {
+            println!("NOTE kept MSM states released: {n}");
+            n >= 2
+        }),
+    );
+    record(
+        "msm-g2 after the release n=2^16-3".into(),
+        msm_matches::<G2Affine>(&gpu, (1 << 16) - 3),
+    );
     print_memory(&gpu, "after");
     Ok(all)
 }

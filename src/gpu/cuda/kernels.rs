@@ -51,6 +51,12 @@ extern "C" {
         err: *mut c_char,
         err_len: usize,
     ) -> c_int;
+    fn cuzk_cuda_msm_release(
+        ordinal: c_int,
+        dropped: *mut usize,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
     fn cuzk_cuda_ntt(
         ordinal: c_int,
         stream: *mut c_void,
@@ -203,6 +209,16 @@ pub fn msm_g2(
     n: usize,
 ) -> Result<G2Projective, Groth16Error> {
     msm(cuzk_cuda_msm_g2, ordinal, d_points, d_scalars, n)
+}
+
+/// Frees the MSM state the kernels keep for device `ordinal` between MSMs (one per curve and
+/// size class, up to about 1.2 GB at 2^27), for room; returns how many were dropped. MSMs
+/// after it rebuild what they need.
+pub fn msm_release(ordinal: u32) -> Result<usize, Groth16Error> {
+    let mut dropped = 0usize;
+    // SAFETY: `dropped` is a live usize.
+    checked(|e, l| unsafe { cuzk_cuda_msm_release(ordinal as c_int, &mut dropped, e, l) })?;
+    Ok(dropped)
 }
 
 /// A forward (or inverse) NTT of `2^lg` device scalars in natural order.

@@ -65,6 +65,16 @@ impl ResidentSrs {
     }
 }
 
+/// Frees the MSM state the kernels keep on device `ordinal` (see [`super::kernels::msm_release`])
+/// to make room; a failure is logged, not returned (the allocation that needed room reports it).
+pub fn release_msm_state(ordinal: u32) {
+    match super::kernels::msm_release(ordinal) {
+        Ok(0) => {}
+        Ok(n) => log::debug!("device {ordinal}: released {n} kept MSM states"),
+        Err(e) => log::warn!("device {ordinal}: releasing the kept MSM states: {e}"),
+    }
+}
+
 /// Device allocations kept for reuse. Freeing device memory synchronises the whole device,
 /// which would stall one partition's copies behind another's kernels, so the backend returns
 /// its per-partition buffers here and takes them back for the next partition.
@@ -110,6 +120,7 @@ impl DevicePool {
         }
         DeviceMem::alloc(&self.ctx, bytes).or_else(|_| {
             self.clear();
+            release_msm_state(self.ctx.ordinal);
             DeviceMem::alloc(&self.ctx, bytes)
         })
     }

@@ -194,6 +194,34 @@ fn msm_inputs<'a, P>(
     Ok((points, to_canonical(scalars)))
 }
 
+/// The MSM states the CUDA layer would keep (cuda/groth16.cu's `msm_cache`): (device, curve,
+/// size class). Only counted, so that what keeps and releases them is tested here.
+static KEPT_MSM_STATES: std::sync::Mutex<std::collections::BTreeSet<(u32, u8, u32)>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Records the state an MSM of `n` points on `curve` leaves kept on device `ordinal`: one per
+/// size class floor(log2(1.5 n)) clamped to 18..26, as the CUDA layer's.
+fn keep_msm_state(ordinal: u32, curve: u8, n: usize) {
+    if n == 0 {
+        return;
+    }
+    let class = (n + n / 2).ilog2().clamp(18, 26);
+    KEPT_MSM_STATES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert((ordinal, curve, class));
+}
+
+/// How many MSM states device `ordinal` keeps (see [`msm_release`]); for tests.
+pub fn kept_msm_states(ordinal: u32) -> usize {
+    KEPT_MSM_STATES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter(|(o, _, _)| *o == ordinal)
+        .count()
+}
+
 /// Σ scalars[i]·points[i] over G1; runs at once, unordered with the streams (as sppark's MSM).
 pub fn msm_g1(
     ordinal: u32,
@@ -202,6 +230,7 @@ pub fn msm_g1(
     n: usize,
 ) -> Result<G1Projective, Groth16Error> {
     let (points, scalars) = msm_inputs::<G1Affine>("G1 MSM", ordinal, d_points, d_scalars, n)?;
+    keep_msm_state(ordinal, 1, n);
     Ok(msm::msm_g1(points, &scalars))
 }
 
@@ -213,7 +242,21 @@ pub fn msm_g2(
     n: usize,
 ) -> Result<G2Projective, Groth16Error> {
     let (points, scalars) = msm_inputs::<G2Affine>("G2 MSM", ordinal, d_points, d_scalars, n)?;
+    keep_msm_state(ordinal, 2, n);
     Ok(msm::msm_g2(points, &scalars))
+}
+
+/// As the CUDA layer's: drops the MSM states kept for device `ordinal` and returns how many.
+/// On a broken device the states are let go too (the CUDA layer leaks them there) and the call
+/// fails, as it does there.
+pub fn msm_release(ordinal: u32) -> Result<usize, Groth16Error> {
+    let mut kept = KEPT_MSM_STATES.lock().unwrap_or_else(|p| p.into_inner());
+    let before = kept.len();
+    kept.retain(|(o, _, _)| *o != ordinal);
+    let dropped = before - kept.len();
+    drop(kept);
+    registry::check_alive(ordinal)?;
+    Ok(dropped)
 }
 
 /// A forward (or inverse) NTT of `2^lg` device scalars in natural order.

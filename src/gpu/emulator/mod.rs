@@ -18,7 +18,9 @@
 //! - MSMs block and run at once on the calling thread, unordered with the streams (sppark's
 //!   MSM runs on streams of its own);
 //! - an access outside its buffers found while work runs poisons the device, as a sticky CUDA
-//!   error does: every later call on it fails.
+//!   error does: every later call on it fails;
+//! - MSMs leave state kept per device, curve and size class, as the CUDA layer's `msm_t`
+//!   cache does (counted, not allocated), until `msm_release` drops it.
 //!
 //! The kernels compute with the CPU prover's NTT and MSM code. What this cannot test is the
 //! CUDA C++ itself (`cuda/groth16.cu`, sppark): `scripts/gpu-check.sh` on a GPU does.
