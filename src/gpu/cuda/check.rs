@@ -599,10 +599,8 @@ pub fn bench_proofs(
     let sectors = distinct.min(stream_jobs.max(1));
     let synthesized: Vec<Arc<Vec<crate::groth16::Assignment>>> = (0..sectors)
         .map(|i| {
-            let parts =
-                FilecoinWorkload::new(request(i)?, params_dir.to_path_buf(), false).partitions();
             let request = request(i)?;
-            let assignments = (0..parts)
+            let assignments = (0..request.partitions())
                 .map(|k| {
                     Ok(request
                         .synthesize_partition(k, AbcBuffers::default(), None)?
