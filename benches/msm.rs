@@ -13,7 +13,7 @@ use cuzk::groth16::msm::{
     msm_g1, msm_g1_bits, msm_g2, msm_g2_bits, scalar_census, to_canonical, ScalarBytes,
 };
 use cuzk::groth16::ntt::Domain;
-use cuzk::groth16::{AbcBuffers, Density};
+use cuzk::groth16::{BufferSet, Density};
 
 fn gather(scalars: &[ScalarBytes], density: &Density) -> Vec<ScalarBytes> {
     density.iter_ones().map(|i| scalars[i]).collect()
@@ -28,7 +28,7 @@ fn main() {
     let request = fx.data.request("porep-v1_1").unwrap();
     let srs = fx.srs.get(request.circuit_kind()).unwrap();
     let (mut asg, _) = request
-        .synthesize_partition(0, AbcBuffers::default(), None)
+        .synthesize_partition(0, BufferSet::default(), None)
         .unwrap();
     let domain = Domain::for_size(asg.num_constraints()).unwrap();
     let h = quotient_coefficients(&domain, &mut asg.abc.a, &mut asg.abc.b, &mut asg.abc.c);

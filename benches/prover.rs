@@ -11,7 +11,7 @@ use blstrs::{Bls12, Scalar};
 use common::{interleaved, report, selected};
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
-use cuzk::groth16::{synthesize, AbcBuffers, CpuBackend, ProverBackend, Randomness, Srs};
+use cuzk::groth16::{synthesize, BufferSet, CpuBackend, ProverBackend, Randomness, Srs};
 use rand::SeedableRng;
 
 fn case<C: Circuit<Scalar> + Clone + Send>(name: &str, blank: C, circuit: C, runs: usize) {
@@ -24,7 +24,7 @@ fn case<C: Circuit<Scalar> + Clone + Send>(name: &str, blank: C, circuit: C, run
     let srs = Arc::new(Srs::from_parameters(&params));
     let randomness = Randomness::random(&mut rng);
     let ours = || {
-        let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+        let asg = synthesize(circuit.clone(), BufferSet::default()).unwrap();
         CpuBackend.prove(asg, &srs, randomness).unwrap()
     };
     let base = || {

@@ -9,7 +9,7 @@ mod common;
 mod fixture;
 
 use common::{interleaved, report, selected};
-use cuzk::groth16::AbcBuffers;
+use cuzk::groth16::BufferSet;
 use cuzk::proofs::circuits::CircuitKind;
 use cuzk::proofs::pce::{kind_pce, record_kind};
 
@@ -33,7 +33,7 @@ fn main() {
         let pce = kind_pce(kind, &srs, fx.srs.dir()).unwrap();
         let synth = |with_pce: bool| {
             let asg = request
-                .synthesize_partition(0, AbcBuffers::default(), with_pce.then_some(&*pce))
+                .synthesize_partition(0, BufferSet::default(), with_pce.then_some(&*pce))
                 .expect("synthesis")
                 .0;
             assert_eq!(asg.num_constraints(), pce.num_constraints);

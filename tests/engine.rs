@@ -10,8 +10,8 @@ use cuzk::engine::{Config, Engine, EngineError, ErasedBackend, JobId, Priority, 
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
 use cuzk::groth16::{
-    synthesize, verify, AbcBuffers, Assignment, CpuBackend, HostBlock, Proof, ProverBackend,
-    Randomness, ScalarBuf, Spread, Srs, Started,
+    synthesize, verify, AbcBuffers, Assignment, BufferSet, CpuBackend, HostBlock, Proof,
+    ProverBackend, Randomness, ScalarBuf, Spread, Srs, Started,
 };
 use ff::Field;
 use rand::SeedableRng;
@@ -60,7 +60,7 @@ impl Workload for Synthetic {
         }
         Ok(Arc::clone(&self.srs))
     }
-    fn synthesize(&self, k: usize, buffers: AbcBuffers, _srs: &Srs) -> Result<Assignment, String> {
+    fn synthesize(&self, k: usize, buffers: BufferSet, _srs: &Srs) -> Result<Assignment, String> {
         if self.panic_in == Some(k) {
             panic!("synthetic failure in partition {k}");
         }
@@ -505,7 +505,7 @@ impl HostBlock for FakePinned {
 
 /// The CPU backend dressed as a device "fake:0": it reports 1.5 ms of kernel busy time, prefers
 /// pinned buffers (handing out [`FakePinned`] ones) and records whether each partition's a/b/c
-/// were pinned at `prove_start`.
+/// and aux were pinned at `prove_start`.
 #[derive(Default)]
 struct FakeDevice {
     pinned_at_start: std::sync::Mutex<Vec<bool>>,
@@ -522,7 +522,8 @@ impl ProverBackend for FakeDevice {
         srs: &Arc<Srs>,
         randomness: Randomness,
     ) -> cuzk::groth16::Result<Started<Self::Pending>> {
-        let pinned = assignment.abc.is_pinned();
+        // The whole set: a, b, c and aux are all uploaded from it.
+        let pinned = assignment.abc.is_pinned() && assignment.aux.is_pinned();
         self.pinned_at_start.lock().unwrap().push(pinned);
         CpuBackend.prove_start(assignment, srs, randomness)
     }
@@ -535,19 +536,22 @@ impl ProverBackend for FakeDevice {
     fn prefers_pinned(&self) -> bool {
         true
     }
-    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
+    fn alloc_buffers(&self, constraints: usize) -> BufferSet {
         if constraints == 0 {
-            return AbcBuffers::default();
+            return BufferSet::default();
         }
         let block = || {
             ScalarBuf::in_block(Box::new(FakePinned(
                 vec![Scalar::ZERO; constraints].into_boxed_slice(),
             )))
         };
-        AbcBuffers {
-            a: block(),
-            b: block(),
-            c: block(),
+        BufferSet {
+            abc: AbcBuffers {
+                a: block(),
+                b: block(),
+                c: block(),
+            },
+            aux: block(),
         }
     }
 }

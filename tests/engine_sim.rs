@@ -307,7 +307,7 @@ fn stand_ins_allocate_exactly_what_the_engine_charges_for_them() {
             srs.byte_size()
         );
         let shape = circuit.shape;
-        let buffers = cuzk::groth16::AbcBuffers::with_capacity(shape.domain());
+        let buffers = cuzk::groth16::BufferSet::with_capacity(shape.domain());
         let before = ALLOC.live();
         let assignment = job.synthesize(0, buffers, &srs).unwrap();
         let held = ALLOC.live() - before;
@@ -499,7 +499,7 @@ impl cuzk::engine::Workload for Low {
     fn synthesize(
         &self,
         k: usize,
-        b: cuzk::groth16::AbcBuffers,
+        b: cuzk::groth16::BufferSet,
         srs: &cuzk::groth16::Srs,
     ) -> Result<cuzk::groth16::Assignment, String> {
         self.0.synthesize(k, b, srs)

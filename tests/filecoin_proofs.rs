@@ -395,7 +395,7 @@ fn assert_same_assignment(
     assert!(want.abc.b[..] == got.abc.b[..], "{name}: b differs");
     assert!(want.abc.c[..] == got.abc.c[..], "{name}: c differs");
     assert!(want.inputs == got.inputs, "{name}: inputs differ");
-    assert!(want.aux == got.aux, "{name}: aux differs");
+    assert!(want.aux[..] == got.aux[..], "{name}: aux differs");
     assert_eq!(want.a_aux_density, got.a_aux_density, "{name}: A density");
     assert_eq!(
         want.b_input_density, got.b_input_density,
@@ -409,7 +409,7 @@ fn assert_same_assignment(
 
 #[test]
 fn every_kind_synthesizes_the_same_with_and_without_pce_and_a_foreign_pce_is_refused() {
-    use cuzk::groth16::AbcBuffers;
+    use cuzk::groth16::BufferSet;
     use cuzk::proofs::pce::kind_pce;
     let fx = common::fixture();
     let dir = fx.srs.dir();
@@ -426,10 +426,10 @@ fn every_kind_synthesizes_the_same_with_and_without_pce_and_a_foreign_pce_is_ref
         );
         for k in 0..request.partitions() {
             let (plain, inputs) = request
-                .synthesize_partition(k, AbcBuffers::default(), None)
+                .synthesize_partition(k, BufferSet::default(), None)
                 .unwrap();
             let (with_pce, pce_inputs) = request
-                .synthesize_partition(k, AbcBuffers::default(), Some(&pce))
+                .synthesize_partition(k, BufferSet::default(), Some(&pce))
                 .unwrap();
             assert_eq!(inputs, pce_inputs);
             assert_same_assignment(&format!("{name} partition {k}"), &plain, &with_pce);
@@ -441,7 +441,7 @@ fn every_kind_synthesizes_the_same_with_and_without_pce_and_a_foreign_pce_is_ref
     let srs = fx.srs.get(winning.circuit_kind()).unwrap();
     let pce = kind_pce(winning.circuit_kind(), &srs, dir).unwrap();
     let window = fx.data.window_request().unwrap();
-    match window.synthesize_partition(0, AbcBuffers::default(), Some(&pce)) {
+    match window.synthesize_partition(0, BufferSet::default(), Some(&pce)) {
         Err(ProofError::Groth16(cuzk::groth16::Groth16Error::ShapeMismatch(msg))) => {
             assert!(msg.contains("recorded"), "{msg}")
         }

@@ -18,7 +18,7 @@ use cuzk::gpu::emulator;
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
 use cuzk::groth16::{
-    synthesize, verify, AbcBuffers, CpuBackend, Proof, ProverBackend, Randomness, Srs,
+    synthesize, verify, BufferSet, CpuBackend, Proof, ProverBackend, Randomness, Srs,
 };
 use cuzk::proofs::workload::FilecoinWorkload;
 use rand::SeedableRng;
@@ -58,12 +58,12 @@ fn case(shape: Shape, lg: u32, seed: u64) -> Case {
 }
 
 impl Case {
-    fn buffers(&self, gpu: &GpuBackend, pinned: bool) -> AbcBuffers {
+    fn buffers(&self, gpu: &GpuBackend, pinned: bool) -> BufferSet {
         if pinned {
             // Room for the input constraints too (InputsOnly doubles the count).
             gpu.alloc_buffers(4 << self.lg)
         } else {
-            AbcBuffers::default()
+            BufferSet::default()
         }
     }
 
@@ -109,7 +109,7 @@ fn gpu_backend_proofs_equal_bellperson_for_every_shape_from_pinned_and_pageable_
         }
         let cpu = CpuBackend
             .prove(
-                synthesize(c.circuit.clone(), AbcBuffers::default()).unwrap(),
+                synthesize(c.circuit.clone(), BufferSet::default()).unwrap(),
                 &c.srs,
                 c.randomness,
             )
@@ -118,7 +118,7 @@ fn gpu_backend_proofs_equal_bellperson_for_every_shape_from_pinned_and_pageable_
     }
     // Domains below the device range are proved on the CPU inside the GPU backend.
     let small = case(Shape::Mixed, 8, 90);
-    let asg = synthesize(small.circuit.clone(), AbcBuffers::default()).unwrap();
+    let asg = synthesize(small.circuit.clone(), BufferSet::default()).unwrap();
     let proof = gpu.prove(asg, &small.srs, small.randomness).unwrap();
     small.assert_matches(&proof, "2^8 (CPU path)");
 }
@@ -174,7 +174,7 @@ fn a_device_broken_by_a_sticky_error_fails_its_partitions_and_the_engine_keeps_s
     let without = GpuBackend::open(BROKEN, false).unwrap();
     let proof = with_fallback
         .prove(
-            synthesize(c.circuit.clone(), AbcBuffers::default()).unwrap(),
+            synthesize(c.circuit.clone(), BufferSet::default()).unwrap(),
             &c.srs,
             c.randomness,
         )

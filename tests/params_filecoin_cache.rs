@@ -10,7 +10,7 @@ use bellperson::groth16::{create_proof, prepare_verifying_key, verify_proof, Ver
 use blstrs::Bls12;
 use cuzk::groth16::paramgen::{self, cache};
 use cuzk::groth16::test_circuits::Sha256Preimage;
-use cuzk::groth16::{synthesize, AbcBuffers, CpuBackend, ProverBackend, Randomness, Srs};
+use cuzk::groth16::{synthesize, BufferSet, CpuBackend, ProverBackend, Randomness, Srs};
 use cuzk::proofs::circuits::CircuitKind;
 use cuzk::proofs::params;
 use filecoin_proofs::constants::SectorShape2KiB;
@@ -105,7 +105,7 @@ fn generated_parameters_load_through_filecoin_proofs_cache_lookup() {
     assert!(verify_proof(&prepare_verifying_key(&vk), &theirs, &inputs).unwrap());
     let srs =
         Arc::new(Srs::read_file(&cache::params_path(dir.path(), "cuzk-test-sha256")).unwrap());
-    let asg = synthesize(circuit, AbcBuffers::default()).unwrap();
+    let asg = synthesize(circuit, BufferSet::default()).unwrap();
     let ours = CpuBackend.prove(asg, &srs, randomness).unwrap();
     assert_eq!(ours.to_bellperson(), theirs);
     let meta = std::fs::read_to_string(cache::meta_path(dir.path(), &kind.cache_key().unwrap().id))

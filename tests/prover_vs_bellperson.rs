@@ -9,8 +9,8 @@ use blstrs::{Bls12, Scalar};
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
-    pce, synthesize, synthesize_parted_with_pce, synthesize_with_pce, verify, AbcBuffers,
-    Assignment, CpuBackend, Groth16Error, PartedCircuit, Proof, ProverBackend, Randomness, Srs,
+    pce, synthesize, synthesize_parted_with_pce, synthesize_with_pce, verify, Assignment,
+    BufferSet, CpuBackend, Groth16Error, PartedCircuit, Proof, ProverBackend, Randomness, Srs,
     WholeCircuit,
 };
 use rand::SeedableRng;
@@ -26,7 +26,7 @@ fn assert_same_assignment(want: &Assignment, got: &Assignment) {
     assert_eq!(&want.abc.b[..], &got.abc.b[..], "b differs");
     assert_eq!(&want.abc.c[..], &got.abc.c[..], "c differs");
     assert_eq!(want.inputs, got.inputs, "inputs differ");
-    assert_eq!(want.aux, got.aux, "aux differs");
+    assert_eq!(&want.aux[..], &got.aux[..], "aux differs");
     assert_eq!(
         want.a_aux_density, got.a_aux_density,
         "A aux density differs"
@@ -67,10 +67,10 @@ fn assert_same_bytes_as_bellperson<C: Circuit<Scalar> + Clone + Send>(
 ) -> Proof {
     let srs = Arc::new(Srs::from_parameters(params));
     let randomness = Randomness::random(&mut rng(seed));
-    let asg = synthesize(circuit.clone(), AbcBuffers::default()).expect("synthesis");
+    let asg = synthesize(circuit.clone(), BufferSet::default()).expect("synthesis");
     let recorded = pce::record(circuit.clone()).expect("recording");
     let with_pce =
-        synthesize_with_pce(circuit.clone(), &recorded, AbcBuffers::default()).expect("PCE");
+        synthesize_with_pce(circuit.clone(), &recorded, BufferSet::default()).expect("PCE");
     assert_same_assignment(&asg, &with_pce);
     let ours_pce = CpuBackend
         .prove(with_pce, &srs, randomness)
@@ -118,7 +118,7 @@ fn random_shapes_match_bellperson_byte_for_byte() {
         let mut wrong = circuit.clone();
         wrong.wrong_witness = true;
         let srs = Arc::new(Srs::from_parameters(&params));
-        let asg = synthesize(wrong, AbcBuffers::default()).unwrap();
+        let asg = synthesize(wrong, BufferSet::default()).unwrap();
         let proof = CpuBackend
             .prove(asg, &srs, Randomness::random(&mut rng(5)))
             .unwrap();
@@ -139,7 +139,7 @@ fn power_of_two_sizes_zero_coefficients_and_wrong_witnesses_match_bellperson() {
     // constraints fill the 2^10 domain exactly, 1021 overflow it by one.
     for (constraints, total) in [(1020, 1024), (1021, 1025)] {
         let circuit = RandomCircuit::new(Shape::Mixed, constraints, 50);
-        let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+        let asg = synthesize(circuit.clone(), BufferSet::default()).unwrap();
         assert_eq!(
             asg.abc.len(),
             total,
@@ -177,7 +177,7 @@ fn sha256_preimage_matches_bellperson_and_wrong_inputs_fail() {
     assert_eq!(inputs.len(), 2, "a 256-bit digest packs into two scalars");
     assert_same_as_bellperson(circuit.clone(), &params, &inputs, 3);
     let srs = Arc::new(Srs::from_parameters(&params));
-    let asg = synthesize(circuit, AbcBuffers::default()).unwrap();
+    let asg = synthesize(circuit, BufferSet::default()).unwrap();
     let proof = CpuBackend
         .prove(asg, &srs, Randomness::random(&mut rng(4)))
         .unwrap();
@@ -250,7 +250,7 @@ fn srs_too_small_and_shape_mismatch_are_errors() {
     let srs = Arc::new(Srs::from_parameters(&our_params(small, 6)));
     let big = synthesize(
         RandomCircuit::new(Shape::Mixed, 600, 5),
-        AbcBuffers::default(),
+        BufferSet::default(),
     )
     .unwrap();
     let r = Randomness::random(&mut rng(1));
@@ -261,7 +261,7 @@ fn srs_too_small_and_shape_mismatch_are_errors() {
 
     let mut more_inputs = RandomCircuit::new(Shape::Mixed, 60, 5);
     more_inputs.inputs = 4;
-    let asg = synthesize(more_inputs, AbcBuffers::default()).unwrap();
+    let asg = synthesize(more_inputs, BufferSet::default()).unwrap();
     assert!(matches!(
         CpuBackend.prove(asg, &srs, r),
         Err(Groth16Error::ShapeMismatch(_))
@@ -269,7 +269,7 @@ fn srs_too_small_and_shape_mismatch_are_errors() {
 
     let mut broken = synthesize(
         RandomCircuit::new(Shape::Mixed, 60, 5),
-        AbcBuffers::default(),
+        BufferSet::default(),
     )
     .unwrap();
     broken.abc.c.pop();
@@ -280,28 +280,37 @@ fn srs_too_small_and_shape_mismatch_are_errors() {
 }
 
 #[test]
-fn prove_start_releases_the_abc_buffers() {
+fn synthesis_fills_the_callers_buffer_set_and_prove_start_gives_all_of_it_back() {
     let circuit = RandomCircuit::new(Shape::Mixed, 100, 11);
     let srs = Arc::new(Srs::from_parameters(&our_params(circuit.clone(), 12)));
-    let buffers = AbcBuffers::with_capacity(256);
-    let ptr = buffers.a.as_ptr();
-    let asg = synthesize(circuit.clone(), buffers).unwrap();
-    assert_eq!(
-        asg.abc.a.as_ptr(),
-        ptr,
-        "synthesis wrote into the caller's buffer"
-    );
-    let started = CpuBackend
-        .prove_start(asg, &srs, Randomness::random(&mut rng(1)))
-        .unwrap();
-    assert!(started.released.is_empty());
-    assert_eq!(
-        started.released.a.as_ptr(),
-        ptr,
-        "the same buffer comes back"
-    );
-    let proof = CpuBackend.prove_finish(started.pending).unwrap();
-    assert!(verify(&srs, &proof, &circuit.public_inputs()));
+    let recorded = pce::record(circuit.clone()).expect("recording");
+    for with_pce in [false, true] {
+        let buffers = BufferSet::with_capacity(256);
+        let (a, aux) = (buffers.abc.a.as_ptr(), buffers.aux.as_ptr());
+        let asg = if with_pce {
+            synthesize_with_pce(circuit.clone(), &recorded, buffers).unwrap()
+        } else {
+            synthesize(circuit.clone(), buffers).unwrap()
+        };
+        assert!(!asg.aux.is_empty());
+        assert_eq!(
+            (asg.abc.a.as_ptr(), asg.aux.as_ptr()),
+            (a, aux),
+            "synthesis (PCE {with_pce}) wrote a/b/c and aux into the caller's buffers"
+        );
+        let started = CpuBackend
+            .prove_start(asg, &srs, Randomness::random(&mut rng(1)))
+            .unwrap();
+        let released = &started.released;
+        assert!(released.abc.is_empty() && released.aux.is_empty());
+        assert_eq!(
+            (released.abc.a.as_ptr(), released.aux.as_ptr()),
+            (a, aux),
+            "the same buffers come back"
+        );
+        let proof = CpuBackend.prove_finish(started.pending).unwrap();
+        assert!(verify(&srs, &proof, &circuit.public_inputs()));
+    }
 }
 
 #[test]
@@ -315,7 +324,7 @@ fn a_circuit_that_differs_from_its_recording_is_an_error_and_a_saved_pce_round_t
 
     // One constraint more (and its variables): refused, not proved with the wrong matrices.
     let altered = RandomCircuit::new(Shape::Mixed, own + 1, 21);
-    match synthesize_with_pce(altered, &recorded, AbcBuffers::default()) {
+    match synthesize_with_pce(altered, &recorded, BufferSet::default()) {
         Err(Groth16Error::ShapeMismatch(msg)) => assert!(msg.contains("recorded"), "{msg}"),
         other => panic!(
             "an altered circuit gave {:?}",
@@ -325,11 +334,11 @@ fn a_circuit_that_differs_from_its_recording_is_an_error_and_a_saved_pce_round_t
     // Same counts but one more public input instead of an aux variable: refused too.
     let mut more_inputs = recorded_from.clone();
     more_inputs.inputs += 1;
-    assert!(synthesize_with_pce(more_inputs, &recorded, AbcBuffers::default()).is_err());
+    assert!(synthesize_with_pce(more_inputs, &recorded, BufferSet::default()).is_err());
     // Another witness for the same shape is fine.
     let other_witness = recorded_from.clone().with_witness(5);
-    let want = synthesize(other_witness.clone(), AbcBuffers::default()).unwrap();
-    let got = synthesize_with_pce(other_witness, &recorded, AbcBuffers::default()).unwrap();
+    let want = synthesize(other_witness.clone(), BufferSet::default()).unwrap();
+    let got = synthesize_with_pce(other_witness, &recorded, BufferSet::default()).unwrap();
     assert_same_assignment(&want, &got);
 
     // Saved and loaded, it is the same; for other parameters, truncated or flipped, it is an
@@ -427,19 +436,16 @@ fn a_parted_circuit_synthesized_in_parallel_is_the_whole_circuit_and_a_moving_pr
             preamble_depends_on_range,
         };
         let recorded = pce::record(WholeCircuit(chains(false))).unwrap();
-        let want = synthesize(WholeCircuit(chains(false)), AbcBuffers::default()).unwrap();
+        let want = synthesize(WholeCircuit(chains(false)), BufferSet::default()).unwrap();
         let got = pool
-            .install(|| {
-                synthesize_parted_with_pce(&chains(false), &recorded, AbcBuffers::default())
-            })
+            .install(|| synthesize_parted_with_pce(&chains(false), &recorded, BufferSet::default()))
             .unwrap();
         assert_same_assignment(&want, &got);
 
         // Same shape, but a part's preamble differs from the first one: an error, never a
         // witness stitched from two preambles.
-        let moving = pool.install(|| {
-            synthesize_parted_with_pce(&chains(true), &recorded, AbcBuffers::default())
-        });
+        let moving = pool
+            .install(|| synthesize_parted_with_pce(&chains(true), &recorded, BufferSet::default()));
         match (parts, moving) {
             (1, Ok(_)) => {} // one range only: its preamble is the first one
             (_, Err(Groth16Error::ShapeMismatch(msg))) => {

@@ -28,7 +28,7 @@ type PlanCircuit struct {
 	Partitions int    `json:"partitions"`
 	Domain     uint64 `json:"domain"`
 	SRSBytes   uint64 `json:"srs_bytes"`
-	ABCBytes   uint64 `json:"abc_bytes"`
+	SetBytes   uint64 `json:"set_bytes"`
 	// PartitionBytes is what the engine charges per partition in flight.
 	PartitionBytes uint64 `json:"partition_bytes"`
 	// NeedBytes is what one job needs beside the pool (the engine's TooLarge check).

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use cuzk::groth16::paramgen::{self, cache};
 use cuzk::groth16::test_circuits::Sha256Preimage;
-use cuzk::groth16::{synthesize, verify, AbcBuffers, CpuBackend, ProverBackend, Randomness, Srs};
+use cuzk::groth16::{synthesize, verify, BufferSet, CpuBackend, ProverBackend, Randomness, Srs};
 use cuzk::proofs::circuits::CircuitKind;
 use cuzk::proofs::params;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -337,7 +337,7 @@ fn demo(blocks: usize, dir: PathBuf) -> anyhow::Result<()> {
     let circuit = Sha256Preimage::with_seed(len, 42);
     let inputs = circuit.public_inputs();
     let t = Instant::now();
-    let assignment = synthesize(circuit, AbcBuffers::default())?;
+    let assignment = synthesize(circuit, BufferSet::default())?;
     let synth_ms = t.elapsed().as_secs_f64() * 1e3;
     let constraints = assignment.num_constraints();
 

@@ -4,7 +4,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use crate::groth16::{
-    AbcBuffers, Assignment, CircuitShape, Groth16Error, Proof, ProverBackend, Randomness, Srs,
+    Assignment, BufferSet, CircuitShape, Groth16Error, Proof, ProverBackend, Randomness, Srs,
 };
 
 /// Pending work of an erased backend.
@@ -14,18 +14,18 @@ pub type ErasedPending = Box<dyn Any + Send>;
 pub trait ErasedBackend: Send + Sync {
     /// Backend name for status.
     fn name(&self) -> String;
-    /// `prove_start`, returning the pending work and the released a/b/c buffers.
+    /// `prove_start`, returning the pending work and the released buffer set.
     fn start(
         &self,
         assignment: Assignment,
         srs: &Arc<Srs>,
         randomness: Randomness,
-    ) -> Result<(ErasedPending, AbcBuffers), Groth16Error>;
+    ) -> Result<(ErasedPending, BufferSet), Groth16Error>;
     /// `prove_finish`.
     fn finish(&self, pending: ErasedPending) -> Result<Proof, Groth16Error>;
-    /// a/b/c buffers for `constraints` constraints, in the memory this backend uploads from
+    /// A buffer set for `constraints` constraints, in the memory this backend uploads from
     /// fastest (pinned for a GPU).
-    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers;
+    fn alloc_buffers(&self, constraints: usize) -> BufferSet;
     /// Host bytes proving one partition of `shape` allocates; see
     /// [`ProverBackend::transient_bytes`].
     fn transient_bytes(&self, shape: &CircuitShape) -> u64;
@@ -54,7 +54,7 @@ where
         assignment: Assignment,
         srs: &Arc<Srs>,
         randomness: Randomness,
-    ) -> Result<(ErasedPending, AbcBuffers), Groth16Error> {
+    ) -> Result<(ErasedPending, BufferSet), Groth16Error> {
         let started = self.prove_start(assignment, srs, randomness)?;
         Ok((Box::new(started.pending), started.released))
     }
@@ -66,7 +66,7 @@ where
         self.prove_finish(*pending)
     }
 
-    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
+    fn alloc_buffers(&self, constraints: usize) -> BufferSet {
         ProverBackend::alloc_buffers(self, constraints)
     }
 

@@ -30,7 +30,7 @@ use budget::Budget;
 use state::{Counters, JobState, State};
 use workers::Serves;
 
-use crate::groth16::{AbcBuffers, CircuitShape, CpuBackend};
+use crate::groth16::{BufferSet, CircuitShape, CpuBackend};
 
 /// Why an engine call failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -256,7 +256,7 @@ impl Engine {
         let mut budget = Budget::new(config.memory_budget);
         // Checked before anything is allocated: a pool that cannot fit must be an error, not
         // an allocation failure that aborts the process.
-        let planned = AbcBuffers::bytes_for(config.buffer_constraints)
+        let planned = BufferSet::bytes_for(config.buffer_constraints)
             .and_then(|set| set.checked_mul(config.pool_buffers as u64));
         let memory = config::physical_memory();
         match planned {
@@ -269,7 +269,7 @@ impl Engine {
                 )))
             }
         }
-        let pool: Vec<AbcBuffers> = (0..config.pool_buffers)
+        let pool: Vec<BufferSet> = (0..config.pool_buffers)
             .map(|_| backend.alloc_buffers(config.buffer_constraints))
             .collect();
         let pool_bytes: u64 = pool.iter().map(|b| b.capacity_bytes() as u64).sum();
@@ -436,7 +436,7 @@ impl Engine {
         }
         if info.class == Priority::Critical {
             let held = st.shapes.get(key).map_or(0, |s| {
-                schedule::partition_charge(s, self.inner.backend.transient_bytes(s)) + s.abc_bytes()
+                schedule::partition_charge(s, self.inner.backend.transient_bytes(s)) + s.set_bytes()
             });
             st.critical.insert(key.to_string(), held);
         }
@@ -453,7 +453,7 @@ impl Engine {
                 .max()
                 .unwrap_or(0);
             schedule::partition_charge(s, self.inner.backend.transient_bytes(s))
-                + s.abc_bytes().saturating_sub(largest)
+                + s.set_bytes().saturating_sub(largest)
         });
         schedule::never_fits(st, class, key, srs_bytes, need)
     }

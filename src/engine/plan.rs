@@ -6,12 +6,12 @@
 //! Every byte figure is the one the engine's budget charges:
 //! - the memory budget is 3/4 of RAM (the [`Config`](super::Config) default);
 //! - every pool buffer set holds the largest domain of the mix (`buffer_constraints` = that
-//!   domain), i.e. [`CircuitShape::abc_bytes`] of the largest circuit;
+//!   domain), i.e. [`CircuitShape::set_bytes`] of the largest circuit;
 //! - each partition from its synthesis pick to the end of `prove_finish` is charged
 //!   [`partition_charge`] = `assignment_bytes() + transient(shape)`;
 //! - each resident parameter set is charged its `srs_bytes`;
 //! - with a CRITICAL circuit in the mix, lower classes leave free one CRITICAL partition's
-//!   charge plus its `abc_bytes` (the *headroom*) and one buffer set (when the pool has more
+//!   charge plus its `set_bytes` (the *headroom*) and one buffer set (when the pool has more
 //!   than one), and never evict CRITICAL parameter sets.
 //!
 //! The plan itself is a simple model, written out step by step in [`plan`].
@@ -76,8 +76,8 @@ pub struct ItemFootprint {
     pub domain: usize,
     /// Host bytes of its parameter set and its PCE.
     pub srs_bytes: u64,
-    /// One buffer set holding its domain (`abc_bytes`).
-    pub abc_bytes: u64,
+    /// One buffer set holding its domain (`set_bytes`).
+    pub set_bytes: u64,
     /// Bytes charged per partition in flight (`assignment_bytes() + transient`).
     pub partition_bytes: u64,
     /// What the engine checks before it accepts a job of it: its parameters and one partition
@@ -90,7 +90,7 @@ pub struct ItemFootprint {
 /// What is held back for CRITICAL work (present when the mix has a CRITICAL circuit).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CriticalReserve {
-    /// One CRITICAL partition's charge plus its `abc_bytes`, left free by lower classes.
+    /// One CRITICAL partition's charge plus its `set_bytes`, left free by lower classes.
     pub headroom_bytes: u64,
     /// Buffer sets left in the pool by lower classes (1 when the pool has more than one).
     pub buffers: usize,
@@ -255,11 +255,11 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
     // 1. Buffers and the CRITICAL reserve.
     let largest = items.iter().max_by_key(|i| i.shape.domain());
     let buffer_constraints = largest.map_or(0, |i| i.shape.domain());
-    let buffer_bytes = largest.map_or(0, |i| i.shape.abc_bytes());
+    let buffer_bytes = largest.map_or(0, |i| i.shape.set_bytes());
     let crit = items.iter().filter(|i| i.class == Priority::Critical);
     let headroom = crit
         .clone()
-        .map(|i| charge(i) + i.shape.abc_bytes())
+        .map(|i| charge(i) + i.shape.set_bytes())
         .max()
         .unwrap_or(0);
     // Host memory a resident parameter set holds (its PCE lives beside it).
@@ -319,7 +319,7 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
                 partitions: i.partitions,
                 domain: i.shape.domain(),
                 srs_bytes: resident(i),
-                abc_bytes: i.shape.abc_bytes(),
+                set_bytes: i.shape.set_bytes(),
                 partition_bytes: charge(i),
                 need_bytes,
                 fits: need_bytes <= budget,
@@ -607,7 +607,7 @@ impl Plan {
         let _ = writeln!(
             o,
             "{:<12} {:<8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10}  fits",
-            "circuit", "class", "parts", "domain", "params", "a/b/c", "partition", "one job"
+            "circuit", "class", "parts", "domain", "params", "set", "partition", "one job"
         );
         for i in &self.items {
             let _ = writeln!(
@@ -618,7 +618,7 @@ impl Plan {
                 i.partitions,
                 format!("2^{}", i.domain.trailing_zeros()),
                 gib(i.srs_bytes),
-                gib(i.abc_bytes),
+                gib(i.set_bytes),
                 gib(i.partition_bytes),
                 gib(i.need_bytes),
                 if i.fits { "yes" } else { "NO" }
@@ -845,13 +845,13 @@ mod tests {
         assert_eq!(p.memory_budget, n.ram_bytes / 4 * 3);
         let porep = &items[0].shape;
         assert_eq!(p.buffer_constraints, porep.domain());
-        assert_eq!(p.buffer_bytes, porep.abc_bytes());
-        assert_eq!(p.pool_bytes, p.pool_buffers as u64 * porep.abc_bytes());
+        assert_eq!(p.buffer_bytes, porep.set_bytes());
+        assert_eq!(p.pool_bytes, p.pool_buffers as u64 * porep.set_bytes());
         let winning = &items[3].shape;
         let c = p.critical.clone().unwrap();
         assert_eq!(
             c.headroom_bytes,
-            winning.assignment_bytes() + winning.cpu_transient_bytes() + winning.abc_bytes()
+            winning.assignment_bytes() + winning.cpu_transient_bytes() + winning.set_bytes()
         );
         assert_eq!(c.buffers, 1);
         assert_eq!(c.resident_bytes, 184 << 20);

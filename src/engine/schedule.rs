@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::state::{State, WorkKey};
 use super::workload::{JobId, Priority, Workload};
 use super::EngineError;
-use crate::groth16::{AbcBuffers, CircuitShape, Srs};
+use crate::groth16::{BufferSet, CircuitShape, Srs};
 
 /// What a synthesis worker does next.
 pub enum Pick {
@@ -30,7 +30,7 @@ pub struct Picked {
     pub key: WorkKey,
     pub workload: Arc<dyn Workload>,
     pub srs: Arc<Srs>,
-    pub buffers: AbcBuffers,
+    pub buffers: BufferSet,
     /// Constraints the buffers must hold before synthesis (0: as they are).
     pub grow_to: usize,
     /// Bytes charged for the assignment and prover transients (released when the partition
@@ -179,8 +179,8 @@ fn step(
         .max_by_key(|&i| st.pool[i].capacity_bytes())
         .expect("pool not empty");
     let have = st.pool[slot].capacity_bytes() as u64;
-    let (grow_to, growth) = if have < shape.abc_bytes() {
-        (shape.domain(), shape.abc_bytes() - have)
+    let (grow_to, growth) = if have < shape.set_bytes() {
+        (shape.domain(), shape.set_bytes() - have)
     } else {
         (0, 0)
     };

@@ -11,7 +11,7 @@ use super::backend::ErasedPending;
 use super::budget::Budget;
 use super::workload::{JobId, Priority, Workload};
 use super::EngineError;
-use crate::groth16::{AbcBuffers, Assignment, CircuitShape, Srs, PROOF_BYTES};
+use crate::groth16::{Assignment, BufferSet, CircuitShape, Srs, PROOF_BYTES};
 
 /// Unique, ordered key of one partition: class first, then submission order, then partition.
 pub type WorkKey = (Priority, JobId, usize);
@@ -109,7 +109,7 @@ pub struct State {
     pub prove_queue: BTreeMap<WorkKey, Synthesized>,
     /// Per lane (device), partitions waiting for `prove_finish`, highest class first.
     pub finishing: Vec<BTreeMap<WorkKey, Finishing>>,
-    pub pool: Vec<AbcBuffers>,
+    pub pool: Vec<BufferSet>,
     pub pool_total: usize,
     pub pool_bytes: u64,
     pub budget: Budget,
@@ -175,12 +175,12 @@ impl State {
                     srs,
                     charged,
                 } = s;
-                let abc = std::mem::take(&mut assignment.abc);
+                let buffers = assignment.take_buffers();
                 // Not the last reference (the set is resident while it has users): cheap, and
                 // gone before the use count drops, so an eviction really frees the set.
                 drop(srs);
                 self.trash.push(Box::new(assignment));
-                self.return_buffers(abc);
+                self.return_buffers(buffers);
                 self.partition_dropped(id, charged);
             }
         }
@@ -247,9 +247,9 @@ impl State {
     }
 
     /// Puts a buffer set back into the pool (contents discarded).
-    pub fn return_buffers(&mut self, mut abc: AbcBuffers) {
-        abc.clear();
-        self.pool.push(abc);
+    pub fn return_buffers(&mut self, mut buffers: BufferSet) {
+        buffers.clear();
+        self.pool.push(buffers);
     }
 
     /// Bytes of resident parameter sets that could be evicted now for work of `class`: idle,

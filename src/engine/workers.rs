@@ -15,7 +15,7 @@ use super::schedule::{critical_coming, pick, Pick, Picked};
 use super::state::{Finishing, Resident, State, Synthesized};
 use super::workload::{Priority, Workload};
 use super::{EngineError, Inner};
-use crate::groth16::{AbcBuffers, CircuitShape, Randomness, Srs, PROOF_BYTES};
+use crate::groth16::{BufferSet, CircuitShape, Randomness, Srs, PROOF_BYTES};
 use crate::panics::panic_message;
 
 fn ms_since(t: Instant) -> f64 {
@@ -90,7 +90,7 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
         buffers = inner.backend.alloc_buffers(grow_to);
     }
     let (buffers, repinned) = pinned_if_grown(inner, buffers);
-    let capacity = buffers.a.capacity();
+    let capacity = buffers.capacity();
     let t = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| workload.synthesize(k, buffers, &srs)))
         .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(&*p))));
@@ -132,8 +132,9 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
             );
         }
         Ok(mut assignment) => {
-            let grown =
-                (assignment.abc.capacity_bytes() as u64).saturating_sub(3 * capacity as u64 * 32);
+            let set_bytes = assignment.abc.capacity_bytes() + assignment.aux.capacity() * 32;
+            let grown = (set_bytes as u64)
+                .saturating_sub(BufferSet::bytes_for(capacity).unwrap_or(u64::MAX));
             if grown > 0 {
                 // Only a circuit larger than its shape said (or without one) grows here.
                 st.pool_bytes += grown;
@@ -178,8 +179,8 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
                 );
             } else {
                 // Cancelled meanwhile: stop here and give everything back.
-                let abc = std::mem::take(&mut assignment.abc);
-                st.return_buffers(abc);
+                let buffers = assignment.take_buffers();
+                st.return_buffers(buffers);
                 drop(srs); // before the use count drops (see `State::finish`)
                 st.trash.push(Box::new(assignment));
                 st.partition_dropped(id, charged);
@@ -212,13 +213,13 @@ fn charge_attached(st: &mut State, srs_key: &str, srs: &Arc<Srs>, attached: u64)
 /// synthesis of unknown shape are replaced by pinned ones of the same size, here on a
 /// synthesis thread, off the GPU's path. Returns the buffers and the bytes they hold beyond
 /// the ones they replace (to charge to the pool and the budget).
-fn pinned_if_grown(inner: &Inner, buffers: AbcBuffers) -> (AbcBuffers, u64) {
+fn pinned_if_grown(inner: &Inner, buffers: BufferSet) -> (BufferSet, u64) {
     use std::sync::atomic::Ordering;
-    let capacity = buffers
-        .a
-        .capacity()
-        .max(buffers.b.capacity())
-        .max(buffers.c.capacity());
+    let capacity = [&buffers.abc.a, &buffers.abc.b, &buffers.abc.c, &buffers.aux]
+        .iter()
+        .map(|v| v.capacity())
+        .max()
+        .unwrap_or(0);
     if buffers.is_pinned() || capacity == 0 || !inner.pin_grown_buffers.load(Ordering::Relaxed) {
         return (buffers, 0);
     }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::groth16::{AbcBuffers, Assignment, CircuitShape, Srs};
+use crate::groth16::{Assignment, BufferSet, CircuitShape, Srs};
 
 /// Scheduling class; lower value runs first. FIFO within a class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -69,7 +69,7 @@ pub trait Workload: Send + Sync + 'static {
     /// partition will be proved with: a workload may attach data derived from its circuit to
     /// it (a pre-compiled constraint system), which the engine then charges to the budget
     /// with the set and frees when the set is evicted.
-    fn synthesize(&self, k: usize, buffers: AbcBuffers, srs: &Srs) -> Result<Assignment, String>;
+    fn synthesize(&self, k: usize, buffers: BufferSet, srs: &Srs) -> Result<Assignment, String>;
     /// Checks the complete proof (partition proofs concatenated in order).
     fn verify(&self, proof: &[u8]) -> Result<(), String>;
     /// Turns the partition proofs (concatenated in order) into the bytes delivered and checks

@@ -7,9 +7,8 @@ use super::density::Density;
 
 /// The three constraint evaluation vectors a, b, c (one entry per constraint).
 ///
-/// Callers provide them (from the engine's pool, pinned when a GPU backend allocated it) so
-/// that synthesis writes straight into memory the prover can upload; `prove_start` hands them
-/// back for reuse.
+/// They come in a [`BufferSet`] from the engine's pool (pinned when a GPU backend allocated
+/// it), so synthesis writes straight into memory the prover can upload.
 #[derive(Debug, Default)]
 pub struct AbcBuffers {
     /// A·z per constraint.
@@ -52,15 +51,65 @@ impl AbcBuffers {
         self.a.is_empty()
     }
 
-    /// Bytes [`AbcBuffers::with_capacity`] reserves for `constraints` (None when that
-    /// overflows `u64`).
-    pub fn bytes_for(constraints: usize) -> Option<u64> {
-        (constraints as u64).checked_mul(3 * std::mem::size_of::<Scalar>() as u64)
-    }
-
     /// Bytes reserved by the three buffers.
     pub fn capacity_bytes(&self) -> usize {
         (self.a.capacity() + self.b.capacity() + self.c.capacity()) * std::mem::size_of::<Scalar>()
+    }
+}
+
+/// One set of the engine's buffer pool: a, b, c and aux, the vectors of a partition that grow
+/// with the circuit (32 B per constraint and per private variable).
+///
+/// Synthesis writes into them; `prove_start` hands the whole set back for reuse, so a GPU
+/// uploads all of them from pinned memory. A set is sized by constraints: aux gets the same
+/// capacity, which holds every Filecoin circuit (its private variables never exceed its
+/// domain); a larger aux spills to the heap, correct and charged, but pageable.
+#[derive(Debug, Default)]
+pub struct BufferSet {
+    /// a, b and c.
+    pub abc: AbcBuffers,
+    /// The private variables' values.
+    pub aux: ScalarBuf,
+}
+
+impl BufferSet {
+    /// Empty buffers with room for `constraints` constraints and as many aux variables.
+    pub fn with_capacity(constraints: usize) -> Self {
+        Self {
+            abc: AbcBuffers::with_capacity(constraints),
+            aux: ScalarBuf::with_capacity(constraints),
+        }
+    }
+
+    /// Whether all four buffers are page-locked host memory.
+    pub fn is_pinned(&self) -> bool {
+        self.abc.is_pinned() && self.aux.is_pinned()
+    }
+
+    /// Empties the buffers, keeping their memory.
+    pub fn clear(&mut self) {
+        self.abc.clear();
+        self.aux.clear();
+    }
+
+    /// Constraints (and aux variables) the set holds without growing: its smallest buffer.
+    pub fn capacity(&self) -> usize {
+        [&self.abc.a, &self.abc.b, &self.abc.c, &self.aux]
+            .iter()
+            .map(|v| v.capacity())
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Bytes [`BufferSet::with_capacity`] reserves for `constraints` (None when that
+    /// overflows `u64`).
+    pub fn bytes_for(constraints: usize) -> Option<u64> {
+        (constraints as u64).checked_mul(4 * std::mem::size_of::<Scalar>() as u64)
+    }
+
+    /// Bytes reserved by the four buffers.
+    pub fn capacity_bytes(&self) -> usize {
+        self.abc.capacity_bytes() + self.aux.capacity() * std::mem::size_of::<Scalar>()
     }
 }
 
@@ -71,8 +120,8 @@ pub struct Assignment {
     pub abc: AbcBuffers,
     /// Public inputs; index 0 is the constant ONE.
     pub inputs: Vec<Scalar>,
-    /// Private (auxiliary) variables.
-    pub aux: Vec<Scalar>,
+    /// Private (auxiliary) variables (in the set's aux buffer).
+    pub aux: ScalarBuf,
     /// Aux variables that occur in some A linear combination.
     pub a_aux_density: Density,
     /// Inputs that occur in some B linear combination.
@@ -82,6 +131,14 @@ pub struct Assignment {
 }
 
 impl Assignment {
+    /// Takes the a/b/c and aux buffers out (for reuse), leaving them empty here.
+    pub fn take_buffers(&mut self) -> BufferSet {
+        BufferSet {
+            abc: std::mem::take(&mut self.abc),
+            aux: std::mem::take(&mut self.aux),
+        }
+    }
+
     /// Number of constraints n (including one per input).
     pub fn num_constraints(&self) -> usize {
         self.abc.len()

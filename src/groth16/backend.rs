@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use blstrs::Scalar;
 
-use super::assignment::{AbcBuffers, Assignment};
+use super::assignment::{Assignment, BufferSet};
 use super::error::Result;
 use super::proof::Proof;
 use super::shape::CircuitShape;
@@ -31,18 +31,18 @@ impl Randomness {
     }
 }
 
-/// What `prove_start` returns: the pending work, and the a/b/c buffers it no longer needs.
+/// What `prove_start` returns: the pending work, and the buffer set it no longer needs.
 pub struct Started<P> {
     /// The proof in progress; pass it to `prove_finish`.
     pub pending: P,
-    /// The a/b/c buffers, free for the next synthesis (contents unspecified).
-    pub released: AbcBuffers,
+    /// The a/b/c and aux buffers, free for the next synthesis (contents unspecified).
+    pub released: BufferSet,
 }
 
 /// A Groth16 prover that works in two phases.
 ///
 /// `prove_start` consumes everything that depends on a, b, c (the quotient h and its MSM on a
-/// device), then releases those buffers; `prove_finish` does the remaining MSMs and assembles
+/// device) and takes what it needs of aux, then releases the buffer set; `prove_finish` does the remaining MSMs and assembles
 /// A, B, C with r and s. Any correct backend gives the same bytes for the same (r, s).
 pub trait ProverBackend: Send + Sync {
     /// State carried from `prove_start` to `prove_finish`.
@@ -62,21 +62,20 @@ pub trait ProverBackend: Send + Sync {
     /// Phase two: finishes the MSMs and assembles the proof.
     fn prove_finish(&self, pending: Self::Pending) -> Result<Proof>;
 
-    /// a/b/c buffers with room for `constraints` constraints, in the memory this backend
-    /// uploads from fastest. The CPU backend uses plain heap memory.
-    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
-        AbcBuffers::with_capacity(constraints)
+    /// A buffer set with room for `constraints` constraints (and aux variables), in the
+    /// memory this backend uploads from fastest. The CPU backend uses plain heap memory.
+    fn alloc_buffers(&self, constraints: usize) -> BufferSet {
+        BufferSet::with_capacity(constraints)
     }
 
     /// Host bytes this backend allocates for one partition of `shape` between the start of
-    /// `prove_start` and the end of `prove_finish`, beyond the assignment and the a/b/c
-    /// buffers: what the engine's budget charges for proving it. The default is the CPU
+    /// `prove_start` and the end of `prove_finish`, beyond the assignment and the buffer set: what the engine's budget charges for proving it. The default is the CPU
     /// prover's figure, which also covers a GPU backend falling back to the CPU.
     fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
         shape.cpu_transient_bytes()
     }
 
-    /// Whether a/b/c in pinned memory (from [`ProverBackend::alloc_buffers`]) make this backend
+    /// Whether a buffer set in pinned memory (from [`ProverBackend::alloc_buffers`]) make this backend
     /// faster, so the engine replaces pool buffers that grew on the heap. False for the CPU.
     fn prefers_pinned(&self) -> bool {
         false

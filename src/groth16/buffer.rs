@@ -98,7 +98,7 @@ impl ScalarBuf {
     }
 
     /// Makes room for `extra` more scalars, moving to the heap if a block is too small.
-    fn reserve(&mut self, extra: usize) {
+    pub fn reserve(&mut self, extra: usize) {
         if let Storage::Block { block, len } = &self.storage {
             if *len + extra > block.capacity() {
                 warn!(

@@ -7,7 +7,7 @@ use blstrs::{G1Projective, Scalar};
 use group::{prime::PrimeCurveAffine, Curve};
 use log::debug;
 
-use super::assignment::Assignment;
+use super::assignment::{Assignment, BufferSet};
 use super::backend::{ProverBackend, Randomness, Started};
 use super::buffer::ScalarBuf;
 use super::density::Density;
@@ -26,7 +26,8 @@ pub struct CpuPending {
     srs: Arc<Srs>,
     h: G1Projective,
     inputs: Vec<Scalar>,
-    aux: Vec<Scalar>,
+    /// aux in canonical form, taken in `prove_start` so the pool's aux buffer goes back then.
+    aux: Vec<ScalarBytes>,
     a_aux_density: Density,
     b_input_density: Density,
     b_aux_density: Density,
@@ -118,9 +119,12 @@ impl ProverBackend for CpuBackend {
         let t = std::time::Instant::now();
         let h_scalars = quotient_coefficients(&domain, &mut abc.a, &mut abc.b, &mut abc.c);
         let ntt_ms = t.elapsed().as_secs_f64() * 1e3;
-        abc.clear();
         let t = std::time::Instant::now();
         let h = msm_g1(&srs.h[..h_scalars.len()], &h_scalars);
+        drop(h_scalars);
+        let canonical_aux = to_canonical(&aux);
+        let mut released = BufferSet { abc, aux };
+        released.clear();
         debug!(
             "cpu prove_start: m={} ntt_ms={ntt_ms:.1} msm_h_ms={:.1}",
             domain.size(),
@@ -131,20 +135,20 @@ impl ProverBackend for CpuBackend {
                 srs: Arc::clone(srs),
                 h,
                 inputs,
-                aux,
+                aux: canonical_aux,
                 a_aux_density,
                 b_input_density,
                 b_aux_density,
                 randomness,
             },
-            released: abc,
+            released,
         })
     }
 
     fn prove_finish(&self, p: CpuPending) -> Result<Proof> {
         let srs = &*p.srs;
         let t = std::time::Instant::now();
-        let aux = to_canonical(&p.aux);
+        let aux = p.aux;
         let l = msm_g1_bits(&srs.l[..aux.len()], &aux);
 
         let mut a_scalars = to_canonical(&p.inputs);

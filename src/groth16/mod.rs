@@ -19,7 +19,7 @@ pub mod srs;
 pub mod synthesis;
 pub mod test_circuits;
 
-pub use assignment::{AbcBuffers, Assignment};
+pub use assignment::{AbcBuffers, Assignment, BufferSet};
 pub use backend::{ProverBackend, Randomness, Started};
 pub use buffer::{HostBlock, ScalarBuf};
 pub use cpu::CpuBackend;

@@ -24,28 +24,34 @@ impl CircuitShape {
         self.constraints.max(1).next_power_of_two()
     }
 
-    /// One a/b/c buffer set that holds the whole domain (the CPU prover extends a, b and c to
-    /// the domain in place, so a smaller set would grow outside the budget).
-    pub fn abc_bytes(&self) -> u64 {
-        3 * SCALAR_BYTES * self.domain() as u64
+    /// One buffer set (a, b, c and aux; see `BufferSet`) that holds the whole domain: the CPU
+    /// prover extends a, b and c to the domain in place, so a smaller set would grow outside
+    /// the budget, and aux gets the same capacity.
+    pub fn set_bytes(&self) -> u64 {
+        4 * SCALAR_BYTES * self.domain() as u64
     }
 
-    /// What a synthesized partition holds besides a/b/c: inputs, aux and the three density
-    /// bitmaps (a word per 64 variables).
+    /// What a synthesized partition holds besides its buffer set: the inputs, the three
+    /// density bitmaps (a word per 64 variables), and any aux beyond the set's capacity.
     pub fn assignment_bytes(&self) -> u64 {
         let words = |bits: usize| bits.div_ceil(64) as u64 * 8;
-        SCALAR_BYTES * (self.inputs + self.aux) as u64 + 2 * words(self.aux) + words(self.inputs)
+        let aux_overflow = self.aux.saturating_sub(self.domain()) as u64;
+        SCALAR_BYTES * (self.inputs as u64 + aux_overflow)
+            + 2 * words(self.aux)
+            + words(self.inputs)
     }
 
-    /// Host memory the CPU prover allocates for one partition beyond the assignment, at its
-    /// peak: in `prove_start` the twiddle table (m/2) and the canonical h scalars (m - 1); in
-    /// `prove_finish` canonical copies of aux and the gathered A and B scalars (at most
-    /// inputs + aux each). The larger of the two is held from `prove_start` to `prove_finish`.
+    /// Host memory the CPU prover allocates for one partition beyond the assignment and its
+    /// buffer set, at its peak. From `prove_start` to the end it holds a canonical copy of aux
+    /// (the set goes back to the pool at the end of `prove_start`). Beside it, in
+    /// `prove_start`, the twiddle table (m/2) and the canonical h scalars (m - 1); in
+    /// `prove_finish` the gathered A and B scalars (at most inputs + aux each).
     pub fn cpu_transient_bytes(&self) -> u64 {
         let m = self.domain() as u64;
-        let start = SCALAR_BYTES * (m / 2 + m);
-        let finish = SCALAR_BYTES * (3 * self.aux as u64 + 2 * self.inputs as u64);
-        start.max(finish)
+        let (inputs, aux) = (self.inputs as u64, self.aux as u64);
+        let start = m / 2 + m;
+        let finish = 2 * (aux + inputs);
+        SCALAR_BYTES * (aux + start.max(finish))
     }
 }
 
@@ -62,9 +68,26 @@ mod tests {
             aux: 134_000_000,
         };
         assert_eq!(shape.domain(), 1 << 27);
-        assert_eq!(shape.abc_bytes(), 12 << 30);
+        // a/b/c 12 GiB, aux 4 GiB (aux gets the domain's capacity).
+        assert_eq!(shape.set_bytes(), 16 << 30);
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-        assert!((3.9..4.1).contains(&gib(shape.assignment_bytes())));
-        assert!((11.0..16.0).contains(&gib(shape.cpu_transient_bytes())));
+        // Inputs and densities only: aux is in the set.
+        assert!((0.03..0.06).contains(&gib(shape.assignment_bytes())));
+        // Canonical aux (4 GiB) beside twiddles and h (6 GiB) or the gathered A and B (8 GiB).
+        assert!((11.5..12.5).contains(&gib(shape.cpu_transient_bytes())));
+    }
+
+    #[test]
+    fn aux_beyond_the_domain_is_charged_to_the_assignment() {
+        let fits = CircuitShape {
+            constraints: 1000,
+            inputs: 1,
+            aux: 1024,
+        };
+        let over = CircuitShape { aux: 1124, ..fits };
+        assert_eq!(
+            over.assignment_bytes() - fits.assignment_bytes(),
+            100 * SCALAR_BYTES + 2 * 8 * 2 // 100 scalars; 2 more bitmap words, twice
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::{
-    AbcBuffers, Assignment, Groth16Error, Proof, ProverBackend, Randomness, Result, Srs, Started,
+    Assignment, BufferSet, Groth16Error, Proof, ProverBackend, Randomness, Result, Srs, Started,
 };
 
 /// A backend that spreads partitions over `members`.
@@ -205,7 +205,7 @@ impl<B: ProverBackend> ProverBackend for Spread<B> {
 
     /// Buffers from the first member: pinned host memory is usable by every device of the
     /// process (unified addressing makes page-locked allocations portable).
-    fn alloc_buffers(&self, constraints: usize) -> AbcBuffers {
+    fn alloc_buffers(&self, constraints: usize) -> BufferSet {
         self.members[0].alloc_buffers(constraints)
     }
 }
@@ -242,7 +242,7 @@ mod tests {
         // started after the second member finished, goes to it.
         let r: Vec<Randomness> = (0..4).map(|_| Randomness::random(&mut rng)).collect();
         let start = |k: usize| {
-            let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+            let asg = synthesize(circuit.clone(), BufferSet::default()).unwrap();
             spread.prove_start(asg, &srs, r[k]).unwrap().pending
         };
         let p0 = start(0);
@@ -269,7 +269,7 @@ mod tests {
         for (k, proof) in proofs.iter().enumerate() {
             let single = CpuBackend
                 .prove(
-                    synthesize(circuit.clone(), AbcBuffers::default()).unwrap(),
+                    synthesize(circuit.clone(), BufferSet::default()).unwrap(),
                     &srs,
                     r[k],
                 )
@@ -290,7 +290,7 @@ mod tests {
         // A circuit too large for the SRS fails prove_start on the chosen member.
         let big = RandomCircuit::new(Shape::Mixed, 4000, 4);
         let spread = Spread::new(vec![CpuBackend, CpuBackend]).unwrap();
-        let asg = synthesize(big, AbcBuffers::default()).unwrap();
+        let asg = synthesize(big, BufferSet::default()).unwrap();
         assert!(spread
             .prove_start(asg, &srs, Randomness::random(&mut rng))
             .is_err());
@@ -300,7 +300,7 @@ mod tests {
             .all(|c| c.load(Ordering::SeqCst) == 0));
         // An input error says nothing about the device: the next partition goes to the first
         // member again.
-        let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+        let asg = synthesize(circuit.clone(), BufferSet::default()).unwrap();
         let started = spread
             .prove_start(asg, &srs, Randomness::random(&mut rng))
             .unwrap();
@@ -314,7 +314,7 @@ mod tests {
         let (circuit, srs, mut rng) = fixture(100, 6, 4);
         let spread = Spread::new(vec![named("cuda:0", 0), named("cuda:1", 0)]).unwrap();
         let mut start = || {
-            let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+            let asg = synthesize(circuit.clone(), BufferSet::default()).unwrap();
             spread.prove_start(asg, &srs, Randomness::random(&mut rng))
         };
         // A device error on member 0 (chosen on the tie) counts against it.
@@ -395,7 +395,7 @@ mod tests {
         // Partitions stay in flight until all four have started.
         let pending: Vec<_> = (0..4)
             .map(|_| {
-                let asg = synthesize(circuit.clone(), AbcBuffers::default()).unwrap();
+                let asg = synthesize(circuit.clone(), BufferSet::default()).unwrap();
                 spread
                     .prove_start(asg, &srs, Randomness::random(&mut rng))
                     .unwrap()

@@ -5,7 +5,7 @@ use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisE
 use blstrs::Scalar;
 use ff::Field;
 
-use super::assignment::{AbcBuffers, Assignment};
+use super::assignment::{Assignment, BufferSet};
 use super::density::Density;
 
 /// A `ConstraintSystem` that evaluates every constraint as it is enforced.
@@ -47,12 +47,13 @@ fn eval_tracked(
 }
 
 impl ProvingCs {
-    /// A constraint system writing a/b/c into `abc` (cleared first).
-    pub fn with_buffers(mut abc: AbcBuffers) -> Self {
-        abc.clear();
+    /// A constraint system writing a/b/c and aux into `buffers` (cleared first).
+    pub fn with_buffers(mut buffers: BufferSet) -> Self {
+        buffers.clear();
         Self {
             asg: Assignment {
-                abc,
+                abc: buffers.abc,
+                aux: buffers.aux,
                 ..Assignment::default()
             },
         }
@@ -77,7 +78,7 @@ impl ConstraintSystem<Scalar> for ProvingCs {
     type Root = Self;
 
     fn new() -> Self {
-        Self::with_buffers(AbcBuffers::default())
+        Self::with_buffers(BufferSet::default())
     }
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -169,10 +170,10 @@ impl ConstraintSystem<Scalar> for ProvingCs {
     }
 }
 
-/// Synthesizes `circuit` into `abc` the way bellperson's prover does: ONE, the circuit, then
-/// one constraint per input.
-pub fn synthesize<C: Circuit<Scalar>>(circuit: C, abc: AbcBuffers) -> super::Result<Assignment> {
-    let mut cs = ProvingCs::with_buffers(abc);
+/// Synthesizes `circuit` into `buffers` the way bellperson's prover does: ONE, the circuit,
+/// then one constraint per input.
+pub fn synthesize<C: Circuit<Scalar>>(circuit: C, buffers: BufferSet) -> super::Result<Assignment> {
+    let mut cs = ProvingCs::with_buffers(buffers);
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
     circuit.synthesize(&mut cs)?;
     Ok(cs.finish())

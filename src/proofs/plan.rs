@@ -80,7 +80,7 @@ mod tests {
         assert_eq!(p.items[2].class, "high");
         let porep = figures("porep-32g").unwrap();
         assert_eq!(p.items[0].srs_bytes, porep.srs_bytes + porep.pce_bytes);
-        assert_eq!(p.buffer_bytes, porep.shape.abc_bytes());
+        assert_eq!(p.buffer_bytes, porep.shape.set_bytes());
         let cpu = Node {
             gpu_bytes: vec![],
             ..node

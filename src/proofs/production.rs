@@ -146,10 +146,14 @@ mod tests {
     fn the_table_matches_the_design_figures() {
         let porep = figures("porep-32g").unwrap();
         assert_eq!(porep.shape.domain(), 1 << 27);
-        assert_eq!(porep.shape.abc_bytes(), 12 * GIB);
+        // DESIGN.md's ~12 GiB of a/b/c, and aux (the domain's capacity) beside them.
+        assert_eq!(porep.shape.set_bytes(), 12 * GIB + 4 * GIB);
+        assert!(porep.shape.aux <= porep.shape.domain());
         assert!((43 * GIB..48 * GIB).contains(&porep.srs_bytes));
         for f in FIGURES {
             assert!(f.shape.aux > 0 && f.partitions > 0, "{}", f.name);
+            // A buffer set holds aux in the domain's capacity: true of every Filecoin circuit.
+            assert!(f.shape.aux <= f.shape.domain(), "{}", f.name);
             assert!(
                 f.gpu.start_ms + f.gpu.finish_ms < f.cpu.start_ms + f.cpu.finish_ms,
                 "{}",

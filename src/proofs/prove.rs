@@ -13,7 +13,7 @@ use super::circuits::CircuitKind;
 use super::error::{ProofError, ProofResult};
 use super::params::params_file;
 use super::request::ProofRequest;
-use crate::groth16::{verify, AbcBuffers, ProverBackend, Randomness, Srs};
+use crate::groth16::{verify, BufferSet, ProverBackend, Randomness, Srs};
 
 /// One parameter set's slot: locked while it is being decoded, then holds it.
 type SrsSlot = Arc<Mutex<Option<Arc<Srs>>>>;
@@ -140,7 +140,7 @@ pub fn prove_with_randomness<B: ProverBackend>(
     for (k, r) in randomness.iter().enumerate() {
         let t = Instant::now();
         let (assignment, inputs) =
-            request.synthesize_partition(k, AbcBuffers::default(), pce.as_deref())?;
+            request.synthesize_partition(k, BufferSet::default(), pce.as_deref())?;
         let synth_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         let proof = backend.prove(assignment, &srs, *r)?;

@@ -7,7 +7,7 @@ use super::circuits::CircuitKind;
 use super::error::ProofResult;
 use super::{porep::PoRepRequest, post::PostRequest, snap::SnapDealsRequest};
 use crate::groth16::{
-    synthesize, synthesize_parted_with_pce, synthesize_with_pce, AbcBuffers, Assignment,
+    synthesize, synthesize_parted_with_pce, synthesize_with_pce, Assignment, BufferSet,
     PartedCircuit, Pce, WholeCircuit,
 };
 
@@ -97,7 +97,7 @@ impl ProofRequest {
     pub fn synthesize_partition(
         &self,
         k: usize,
-        buffers: AbcBuffers,
+        buffers: BufferSet,
         pce: Option<&Pce>,
     ) -> ProofResult<(Assignment, Vec<Scalar>)> {
         let mut visitor = IntoBuffers {
@@ -138,7 +138,7 @@ pub fn hex8(bytes: &[u8; 32]) -> String {
 
 /// Synthesizes the visited circuit into the buffers it was given.
 struct IntoBuffers<'a> {
-    buffers: Option<AbcBuffers>,
+    buffers: Option<BufferSet>,
     pce: Option<&'a Pce>,
     out: Option<Assignment>,
 }

@@ -9,7 +9,7 @@ use super::params::params_file;
 use super::request::ProofRequest;
 use crate::engine::{Engine, EngineError, Priority, SrsInfo, Workload};
 use crate::groth16::srs::ParamsHeader;
-use crate::groth16::{AbcBuffers, Assignment, CircuitShape, Srs};
+use crate::groth16::{Assignment, BufferSet, CircuitShape, Srs};
 
 /// A [`ProofRequest`] the engine can schedule.
 pub struct FilecoinWorkload {
@@ -126,7 +126,7 @@ impl Workload for FilecoinWorkload {
             .map_err(|e| e.to_string())
     }
 
-    fn synthesize(&self, k: usize, buffers: AbcBuffers, srs: &Srs) -> Result<Assignment, String> {
+    fn synthesize(&self, k: usize, buffers: BufferSet, srs: &Srs) -> Result<Assignment, String> {
         let pce = if self.pce {
             let kind = self.request.circuit_kind();
             super::pce::kind_pce_or_record_later(kind, srs, &self.params_dir)

@@ -21,7 +21,7 @@ use cuzk::engine::{Config, Engine, Priority, Workload};
 use cuzk::groth16::srs::prepared_key_bytes;
 use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
 use cuzk::groth16::{
-    paramgen, AbcBuffers, Assignment, CircuitShape, Density, Proof, ProverBackend, Randomness, Srs,
+    paramgen, Assignment, BufferSet, CircuitShape, Density, Proof, ProverBackend, Randomness, Srs,
     Started,
 };
 use cuzk::proofs::production::{figures, CircuitFigures, PartitionTimes};
@@ -285,12 +285,19 @@ impl Workload for SimJob {
         srs.b_g2 = Vec::new();
         Ok(Arc::new(srs))
     }
-    fn synthesize(&self, _k: usize, mut abc: AbcBuffers, _srs: &Srs) -> Result<Assignment, String> {
+    fn synthesize(
+        &self,
+        _k: usize,
+        mut buffers: BufferSet,
+        _srs: &Srs,
+    ) -> Result<Assignment, String> {
         let shape = self.circuit.shape;
         sleep_ms(self.circuit.times.synth_ms);
+        let abc = &mut buffers.abc;
         for v in [&mut abc.a, &mut abc.b, &mut abc.c] {
             v.resize(shape.constraints, Scalar::from(0u64));
         }
+        buffers.aux.resize(shape.aux, Scalar::from(0u64));
         let density = |bits: usize| {
             let mut d = Density::with_capacity(bits);
             for _ in 0..bits {
@@ -299,9 +306,9 @@ impl Workload for SimJob {
             d
         };
         Ok(Assignment {
-            abc,
+            abc: buffers.abc,
             inputs: vec![Scalar::from(1u64); shape.inputs],
-            aux: vec![Scalar::from(0u64); shape.aux],
+            aux: buffers.aux,
             a_aux_density: density(shape.aux),
             b_input_density: density(shape.inputs),
             b_aux_density: density(shape.aux),
@@ -327,12 +334,12 @@ pub struct SimBackend {
     longest_start: std::sync::Mutex<HashMap<usize, f64>>,
 }
 
-/// Work between the two phases: the transients, the aux (as the CPU prover keeps it).
+/// Work between the two phases: the transients (the CPU prover's figure, which counts the
+/// canonical copy of aux it keeps once the buffer set is back in the pool).
 pub struct SimPending {
     lane: usize,
     finish_ms: f64,
     _transient: Vec<u8>,
-    _aux: Vec<Scalar>,
 }
 
 impl SimBackend {
@@ -377,7 +384,9 @@ impl ProverBackend for SimBackend {
             inputs: assignment.inputs.len(),
             aux: assignment.aux.len(),
         };
-        let Assignment { mut abc, aux, .. } = assignment;
+        let mut assignment = assignment;
+        let mut released = assignment.take_buffers();
+        drop(assignment);
         let transient = vec![0u8; self.transient_bytes(&shape) as usize];
         {
             let _device = self.lanes[lane].lock().unwrap();
@@ -388,15 +397,14 @@ impl ProverBackend for SimBackend {
             let longest = seen.entry(n).or_default();
             *longest = longest.max(ran);
         }
-        abc.clear();
+        released.clear();
         Ok(Started {
             pending: SimPending {
                 lane,
                 finish_ms,
                 _transient: transient,
-                _aux: aux,
             },
-            released: abc,
+            released,
         })
     }
 

@@ -20,7 +20,7 @@ use crate::engine::{Config, Engine, Workload};
 use crate::groth16::paramgen;
 use crate::groth16::test_circuits::{RandomCircuit, Shape};
 use crate::groth16::{
-    synthesize, verify, AbcBuffers, CpuBackend, HostBlock, ProverBackend, Randomness, Srs,
+    synthesize, verify, BufferSet, CpuBackend, HostBlock, ProverBackend, Randomness, Srs,
 };
 use crate::proofs::prove::prove_with_randomness;
 use crate::proofs::testdata::TestData;
@@ -54,7 +54,7 @@ fn random_circuit_matches(gpu: &GpuBackend, shape: Shape, lg: u32) -> Res<bool> 
     let paramgen_ms = t.elapsed().as_secs_f64() * 1e3;
     let r = Randomness::random(&mut rng(99));
     let t = Instant::now();
-    let cpu = CpuBackend.prove(synthesize(circuit.clone(), AbcBuffers::default())?, &srs, r)?;
+    let cpu = CpuBackend.prove(synthesize(circuit.clone(), BufferSet::default())?, &srs, r)?;
     let cpu_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     // Room for bellperson's input constraints too (InputsOnly about doubles the count).
@@ -603,7 +603,7 @@ pub fn bench_proofs(
             let assignments = (0..request.partitions())
                 .map(|k| {
                     Ok(request
-                        .synthesize_partition(k, AbcBuffers::default(), None)?
+                        .synthesize_partition(k, BufferSet::default(), None)?
                         .0)
                 })
                 .collect::<Res<Vec<_>>>()?;
@@ -687,7 +687,7 @@ fn vs_supraseal(
         .collect();
     // One synthesis, cloned: the comparison is about proving, not synthesis.
     let synthesized = request
-        .synthesize_partition(0, AbcBuffers::default(), None)?
+        .synthesize_partition(0, BufferSet::default(), None)?
         .0;
     let assignments = |pinned: bool| -> Vec<crate::groth16::Assignment> {
         (0..=jobs)
@@ -695,7 +695,7 @@ fn vs_supraseal(
                 let buffers = if pinned {
                     gpu.alloc_buffers(1 << 22)
                 } else {
-                    AbcBuffers::default()
+                    BufferSet::default()
                 };
                 super::replay::copy_into(&synthesized, buffers)
             })

@@ -6,23 +6,24 @@
 use std::sync::Arc;
 
 use crate::engine::{Priority, Workload};
-use crate::groth16::{AbcBuffers, Assignment, CircuitShape, Srs};
+use crate::groth16::{Assignment, BufferSet, CircuitShape, Srs};
 
-/// `assignment` copied into `buffers` (pinned pool memory in the engine): a/b/c into the
-/// buffers, the rest cloned.
-pub fn copy_into(assignment: &Assignment, mut buffers: AbcBuffers) -> Assignment {
+/// `assignment` copied into `buffers` (pinned pool memory in the engine): a/b/c and aux into
+/// the buffers, the rest cloned.
+pub fn copy_into(assignment: &Assignment, mut buffers: BufferSet) -> Assignment {
     for (to, from) in [
-        (&mut buffers.a, &assignment.abc.a),
-        (&mut buffers.b, &assignment.abc.b),
-        (&mut buffers.c, &assignment.abc.c),
+        (&mut buffers.abc.a, &assignment.abc.a),
+        (&mut buffers.abc.b, &assignment.abc.b),
+        (&mut buffers.abc.c, &assignment.abc.c),
+        (&mut buffers.aux, &assignment.aux),
     ] {
         to.clear();
         to.extend_from_slice(from);
     }
     Assignment {
-        abc: buffers,
+        abc: buffers.abc,
         inputs: assignment.inputs.clone(),
-        aux: assignment.aux.clone(),
+        aux: buffers.aux,
         a_aux_density: assignment.a_aux_density.clone(),
         b_input_density: assignment.b_input_density.clone(),
         b_aux_density: assignment.b_aux_density.clone(),
@@ -64,7 +65,7 @@ impl Workload for Replayed {
     fn circuit_shape(&self) -> Option<CircuitShape> {
         self.inner.circuit_shape()
     }
-    fn synthesize(&self, k: usize, buffers: AbcBuffers, _: &Srs) -> Result<Assignment, String> {
+    fn synthesize(&self, k: usize, buffers: BufferSet, _: &Srs) -> Result<Assignment, String> {
         let assignment = self
             .partitions
             .get(k)

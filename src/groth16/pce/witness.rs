@@ -10,7 +10,8 @@ use ff::Field;
 use rayon::prelude::*;
 
 use super::Pce;
-use crate::groth16::assignment::{AbcBuffers, Assignment};
+use crate::groth16::assignment::{AbcBuffers, Assignment, BufferSet};
+use crate::groth16::buffer::ScalarBuf;
 use crate::groth16::error::{Groth16Error, Result};
 use bellperson::Index;
 
@@ -21,17 +22,21 @@ use bellperson::Index;
 #[derive(Default)]
 pub struct WitnessCs {
     inputs: Vec<Scalar>,
-    aux: Vec<Scalar>,
+    aux: ScalarBuf,
     constraints: usize,
 }
 
 impl WitnessCs {
-    /// An empty system sized for `pce`'s circuit, holding the ONE input every circuit starts
-    /// with.
-    fn sized_for(pce: &Pce) -> std::result::Result<Self, SynthesisError> {
+    /// An empty system sized for `pce`'s circuit, writing aux into `aux` (the pool set's
+    /// buffer, cleared first), holding the ONE input every circuit starts with.
+    fn sized_for(pce: &Pce, mut aux: ScalarBuf) -> std::result::Result<Self, SynthesisError> {
+        aux.clear();
+        // A set from the pool already has the room; a heap buffer gets it at once, so a 32 GiB
+        // partition's ~4 GiB of aux is not grown by doubling.
+        aux.reserve(pce.num_aux);
         let mut cs = Self {
             inputs: Vec::with_capacity(pce.num_inputs),
-            aux: Vec::with_capacity(pce.num_aux),
+            aux,
             constraints: 0,
         };
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
@@ -134,18 +139,18 @@ impl<P: PartedCircuit> Circuit<Scalar> for WholeCircuit<P> {
     }
 }
 
-/// Synthesizes `circuit` into `abc` with the recorded R1CS `pce`: the same assignment
+/// Synthesizes `circuit` into `buffers` with the recorded R1CS `pce`: the same assignment
 /// [`crate::groth16::synthesize`] produces, or an error when the circuit's variables or
 /// constraints differ in number from the recording.
 pub fn synthesize_with_pce<C: Circuit<Scalar>>(
     circuit: C,
     pce: &Pce,
-    abc: AbcBuffers,
+    buffers: BufferSet,
 ) -> Result<Assignment> {
     let t = std::time::Instant::now();
-    let mut cs = WitnessCs::sized_for(pce)?;
+    let mut cs = WitnessCs::sized_for(pce, buffers.aux)?;
     circuit.synthesize(&mut cs)?;
-    evaluate_witness(cs, pce, abc, t)
+    evaluate_witness(cs, pce, buffers.abc, t)
 }
 
 /// [`synthesize_with_pce`] for a [`PartedCircuit`]: the preamble once, then the parts in
@@ -155,23 +160,22 @@ pub fn synthesize_with_pce<C: Circuit<Scalar>>(
 pub fn synthesize_parted_with_pce<P: PartedCircuit>(
     circuit: &P,
     pce: &Pce,
-    abc: AbcBuffers,
+    buffers: BufferSet,
 ) -> Result<Assignment> {
     let t = std::time::Instant::now();
-    let mut cs = WitnessCs::sized_for(pce)?;
+    let mut cs = WitnessCs::sized_for(pce, buffers.aux)?;
     circuit.synthesize_parts(&mut cs, 0..0)?;
     // The preamble as a part's own system holds it: without the ONE input.
     let (preamble_inputs, preamble_aux, preamble_constraints) =
         (cs.inputs.len() - 1, cs.aux.len(), cs.constraints);
     let ranges = part_ranges(circuit.parts(), rayon::current_num_threads());
-    // Sized from the recording (parts of one circuit are alike), so a 32 GiB partition's
-    // ~4 GiB of aux is not grown by doubling, which would hold up to twice that at once.
+    // Sized from the recording (parts of one circuit are alike), so no part grows by doubling.
     let aux_per_part = pce.num_aux.saturating_sub(preamble_aux) / circuit.parts().max(1);
     let parts: Vec<_> = ranges
         .into_par_iter()
         .map(|range| {
             let mut part = WitnessCs {
-                aux: Vec::with_capacity(preamble_aux + aux_per_part * range.len()),
+                aux: ScalarBuf::with_capacity(preamble_aux + aux_per_part * range.len()),
                 ..WitnessCs::default()
             };
             circuit.synthesize_parts(&mut part, range).map(|()| part)
@@ -192,7 +196,7 @@ pub fn synthesize_parted_with_pce<P: PartedCircuit>(
         cs.aux.extend_from_slice(&part.aux[preamble_aux..]);
         cs.constraints += part.constraints - preamble_constraints;
     }
-    evaluate_witness(cs, pce, abc, t)
+    evaluate_witness(cs, pce, buffers.abc, t)
 }
 
 /// `parts` split into at most `threads` contiguous ranges of near-equal length, in order.
