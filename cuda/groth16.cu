@@ -18,6 +18,8 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
+#include <algorithm>
 
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
@@ -128,6 +130,97 @@ __global__ void gather_by_density(fr_t* out, const fr_t* in, const uint64_t* bit
     if (!((word >> bit) & 1)) return;
     uint64_t below = bit ? (word & ((uint64_t(1) << bit) - 1)) : 0;
     out[prefix[i / 64] + __popcll(below)] = in[i];
+}
+
+// The bit split of an MSM (supraseal's idea, our code): most witness scalars are 0 or 1, so an
+// MSM is split into the sum of the points whose scalar is 1 and a Pippenger over the rest.
+
+// One scalar as raw 64-bit words (Montgomery form), to compare with 0 and 1 bit for bit.
+struct raw_scalar {
+    uint64_t w[4];
+};
+
+// Marks scalar i in ones (it is 1) or others (it is neither 0 nor 1), one thread per scalar and
+// a warp vote per 32-bit half word. Launched over at least words*64 threads so every half
+// word of both maps is written (indices at or past n vote no; past words*64 write nothing).
+__global__ void classify_scalars(const fr_t* scalars, size_t n, raw_scalar one, uint32_t* ones,
+                                 uint32_t* others)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    bool is_one = false, is_other = false;
+    if (i < n) {
+        const uint64_t* s = reinterpret_cast<const uint64_t*>(scalars) + 4 * i;
+        uint64_t a = s[0], b = s[1], c = s[2], d = s[3];
+        is_one = a == one.w[0] && b == one.w[1] && c == one.w[2] && d == one.w[3];
+        is_other = !is_one && (a | b | c | d) != 0;
+    }
+    uint32_t one_votes = __ballot_sync(0xffffffffu, is_one);
+    uint32_t other_votes = __ballot_sync(0xffffffffu, is_other);
+    if ((threadIdx.x & 31) == 0 && i < (n + 63) / 64 * 64) {
+        ones[i / 32] = one_votes;
+        others[i / 32] = other_votes;
+    }
+}
+
+// The position among the set bits of bit i (prefix[w]: set bits in words before w).
+__device__ inline size_t rank_of(const uint64_t* bits, const uint32_t* prefix, size_t i)
+{
+    uint64_t word = bits[i / 64];
+    uint32_t bit = i % 64;
+    uint64_t below = bit ? (word & ((uint64_t(1) << bit) - 1)) : 0;
+    return prefix[i / 64] + __popcll(below);
+}
+
+// For every set bit i whose rank r is in [lo, hi): out_scalars[r - lo] = scalars[i] and
+// out_points[r - lo] = points[i]: one chunk of an MSM's "other" scalars and their points.
+template <class affine>
+__global__ void gather_chunk(fr_t* out_scalars, affine* out_points, const fr_t* scalars,
+                             const affine* points, const uint64_t* bits, const uint32_t* prefix,
+                             size_t n, size_t lo, size_t hi)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || !((bits[i / 64] >> (i % 64)) & 1)) return;
+    size_t r = rank_of(bits, prefix, i);
+    if (r < lo || r >= hi) return;
+    out_scalars[r - lo] = scalars[i];
+    out_points[r - lo] = points[i];
+}
+
+constexpr unsigned sum_threads = 128;  // 128 G2 buckets fill the 48 KiB of static shared memory
+
+// Sums the points whose bit is set: each thread a share of the words into an xyzz
+// accumulator, then a tree in shared memory; partial[block] is the block's sum.
+template <class bucket, class affine>
+__global__ void sum_selected(bucket* partial, const affine* points, const uint64_t* bits,
+                             size_t n)
+{
+    __shared__ alignas(16) unsigned char raw[sum_threads * sizeof(bucket)];
+    bucket* shared = reinterpret_cast<bucket*>(raw);
+    bucket acc;
+    acc.inf();
+    size_t words = (n + 63) / 64;
+    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < words;
+         w += (size_t)gridDim.x * blockDim.x) {
+        uint64_t word = bits[w];
+        if (w == words - 1 && n % 64) word &= (uint64_t(1) << (n % 64)) - 1;
+        while (word) {
+            int bit = __ffsll((long long)word) - 1;
+            word &= word - 1;
+            affine p = points[w * 64 + bit];
+            acc.add(p);
+        }
+    }
+    shared[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half; half /= 2) {
+        if (threadIdx.x < half) {
+            bucket t = shared[threadIdx.x];
+            t.add(shared[threadIdx.x + half]);
+            shared[threadIdx.x] = t;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x] = shared[0];
 }
 
 // Throws a RustError from sppark as an exception, freeing its message.
@@ -294,6 +387,49 @@ void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, siz
     }
 }
 
+// The stream the split's kernels run on: sppark's own stream for the device, the one its MSMs
+// use, so a split MSM is ordered like a plain one (callers serialise MSMs of one device).
+cudaStream_t split_stream(int ordinal)
+{
+    return (cudaStream_t)select_gpu(select_device(ordinal));
+}
+
+// Σ points[i] over the set bits of d_bits (n bits), as a Jacobian point on the host.
+template <class bucket, class affine, class point>
+void sum_on_device(int ordinal, const void* d_points, const uint64_t* d_bits, size_t n,
+                   point& out)
+{
+    cudaStream_t stream = split_stream(ordinal);
+    bucket total;
+    total.inf();
+    size_t words = (n + 63) / 64;
+    if (words) {
+        int device = 0, sms = 0;
+        CUDA_OK(cudaGetDevice(&device));
+        CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        size_t wanted = (words + sum_threads - 1) / sum_threads;
+        unsigned blocks = (unsigned)std::min<size_t>(wanted, 4 * (size_t)std::max(sms, 1));
+        bucket* d_partial = nullptr;
+        CUDA_OK(cudaMalloc(&d_partial, blocks * sizeof(bucket)));
+        std::vector<bucket> partial(blocks);
+        cudaError_t launched, copied;
+        sum_selected<bucket, affine><<<blocks, sum_threads, 0, stream>>>(
+            d_partial, (const affine*)d_points, d_bits, n);
+        launched = cudaGetLastError();
+        copied = launched == cudaSuccess
+                     ? cudaMemcpyAsync(partial.data(), d_partial, blocks * sizeof(bucket),
+                                       cudaMemcpyDeviceToHost, stream)
+                     : launched;
+        cudaError_t synced = cudaStreamSynchronize(stream);
+        (void)cudaFree(d_partial);
+        CUDA_OK(launched);
+        CUDA_OK(copied);
+        CUDA_OK(synced);
+        for (const bucket& p : partial) total.add(p);
+    }
+    out = total;
+}
+
 // Launched with more threads per block than any device allows: the launch itself fails.
 __global__ void never_runs() {}
 
@@ -383,6 +519,71 @@ int cuzk_cuda_msm_g2(int ordinal, const void* d_points, const fr_t* d_scalars, s
     return guarded("G2 MSM", err, err_len, [&] {
         msm_on_device<msm_g2_t, 2, point_fp2_t, affine_fp2_t>(ordinal, d_points, d_scalars, n,
                                                               *out);
+    });
+}
+
+// The MSM bit split's classification: bit i of d_ones is set when d_scalars[i] is 1, of
+// d_others when it is neither 0 nor 1 (Montgomery form; `one` is 1 in it). Each map has
+// ceil(n/64) words; every word is written. Blocks until done.
+int cuzk_cuda_split_classify(int ordinal, const fr_t* d_scalars, size_t n, const fr_t* one,
+                             uint64_t* d_ones, uint64_t* d_others, char* err, size_t err_len)
+{
+    return guarded("MSM split classify", err, err_len, [&] {
+        cudaStream_t stream = split_stream(ordinal);
+        size_t words = (n + 63) / 64;
+        if (words == 0) return;
+        raw_scalar raw_one;
+        memcpy(&raw_one, one, sizeof(raw_one));
+        classify_scalars<<<blocks_for(words * 64), threads, 0, stream>>>(
+            d_scalars, n, raw_one, (uint32_t*)d_ones, (uint32_t*)d_others);
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaStreamSynchronize(stream));
+    });
+}
+
+// Copies chunk [lo, hi) of the scalars whose bit is set in d_bits (ranks, in index order) and
+// their points to d_out_scalars and d_out_points (hi - lo each). `curve` is 1 (G1 affine
+// points) or 2 (G2). d_prefix[w] is the number of set bits in words before w. Blocks.
+int cuzk_cuda_split_gather(int ordinal, int curve, fr_t* d_out_scalars, void* d_out_points,
+                           const fr_t* d_scalars, const void* d_points, const uint64_t* d_bits,
+                           const uint32_t* d_prefix, size_t n, size_t lo, size_t hi, char* err,
+                           size_t err_len)
+{
+    return guarded("MSM split gather", err, err_len, [&] {
+        cudaStream_t stream = split_stream(ordinal);
+        if (n == 0 || lo >= hi) return;
+        if (curve == 1)
+            gather_chunk<affine_t><<<blocks_for(n), threads, 0, stream>>>(
+                d_out_scalars, (affine_t*)d_out_points, d_scalars, (const affine_t*)d_points,
+                d_bits, d_prefix, n, lo, hi);
+        else if (curve == 2)
+            gather_chunk<affine_fp2_t><<<blocks_for(n), threads, 0, stream>>>(
+                d_out_scalars, (affine_fp2_t*)d_out_points, d_scalars,
+                (const affine_fp2_t*)d_points, d_bits, d_prefix, n, lo, hi);
+        else
+            throw sppark_error(cudaErrorInvalidValue, "curve must be 1 or 2");
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaStreamSynchronize(stream));
+    });
+}
+
+// Σ of the G1 points whose bit is set in d_bits (n bits): the MSM split's "ones". Blocks;
+// `out` is a host blst_p1 (Jacobian).
+int cuzk_cuda_sum_g1(int ordinal, const void* d_points, const uint64_t* d_bits, size_t n,
+                     point_t* out, char* err, size_t err_len)
+{
+    return guarded("G1 sum", err, err_len, [&] {
+        sum_on_device<bucket_t, affine_t, point_t>(ordinal, d_points, d_bits, n, *out);
+    });
+}
+
+// As cuzk_cuda_sum_g1 over G2 points; `out` is a host blst_p2 (Jacobian).
+int cuzk_cuda_sum_g2(int ordinal, const void* d_points, const uint64_t* d_bits, size_t n,
+                     point_fp2_t* out, char* err, size_t err_len)
+{
+    return guarded("G2 sum", err, err_len, [&] {
+        sum_on_device<bucket_fp2_t, affine_fp2_t, point_fp2_t>(ordinal, d_points, d_bits, n,
+                                                                *out);
     });
 }
 

@@ -16,7 +16,7 @@ use cuzk::engine::{Config, Engine, Workload};
 use cuzk::gpu::cuda::GpuBackend;
 use cuzk::gpu::emulator;
 use cuzk::groth16::paramgen;
-use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
+use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
     synthesize, verify, BufferSet, CpuBackend, Proof, ProverBackend, Randomness, Srs,
 };
@@ -121,6 +121,54 @@ fn gpu_backend_proofs_equal_bellperson_for_every_shape_from_pinned_and_pageable_
     let asg = synthesize(small.circuit.clone(), BufferSet::default()).unwrap();
     let proof = gpu.prove(asg, &small.srs, small.randomness).unwrap();
     small.assert_matches(&proof, "2^8 (CPU path)");
+}
+
+#[test]
+fn the_msm_bit_split_gives_bellpersons_proof_and_dense_scalars_skip_it() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let gpu = GpuBackend::open(0, false).unwrap();
+    // SHA-256: nearly every witness value is a bit, as in Filecoin's circuits.
+    let len = Sha256Preimage::len_for_blocks(1);
+    let blank = Sha256Preimage {
+        len,
+        preimage: None,
+    };
+    let params = paramgen::generate(blank, &mut rng(60), &|_, _| {}).unwrap();
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let circuit = Sha256Preimage::with_seed(len, 61);
+    let randomness = Randomness::random(&mut rng(62));
+    let theirs =
+        create_proof::<Bls12, _, _>(circuit.clone(), &params, randomness.r, randomness.s).unwrap();
+    let mut reference = Vec::new();
+    theirs.write(&mut reference).unwrap();
+    // (split on, chunk of others gathered at a time): several chunks, one, and the plain path.
+    for (split, chunk) in [(true, 7), (true, 1 << 22), (false, 0)] {
+        gpu.set_msm_split(split);
+        gpu.set_msm_split_chunk(chunk);
+        let before = gpu.split_msm_count();
+        let asg = synthesize(circuit.clone(), gpu.alloc_buffers(1 << 15)).unwrap();
+        let proof = gpu.prove(asg, &srs, randomness).unwrap();
+        assert_eq!(
+            proof.to_bytes().to_vec(),
+            reference,
+            "split={split} chunk={chunk}: proof differs from bellperson's"
+        );
+        assert!(verify(&srs, &proof, &circuit.public_inputs()));
+        let split_msms = gpu.split_msm_count() - before;
+        if split {
+            assert_eq!(split_msms, 4, "l, a, b_g1 and b_g2 ran split");
+        } else {
+            assert_eq!(split_msms, 0);
+        }
+    }
+    // Random field elements: dense, so every MSM falls back to plain Pippenger.
+    gpu.set_msm_split(true);
+    let dense = case(Shape::Mixed, 11, 63);
+    let before = gpu.split_msm_count();
+    let asg = synthesize(dense.circuit.clone(), BufferSet::default()).unwrap();
+    let proof = gpu.prove(asg, &dense.srs, dense.randomness).unwrap();
+    dense.assert_matches(&proof, "dense scalars");
+    assert_eq!(gpu.split_msm_count(), before, "dense MSMs are not split");
 }
 
 #[test]

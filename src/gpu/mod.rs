@@ -75,6 +75,26 @@ pub fn runtime() -> Result<GpuRuntime, String> {
     }
 }
 
+/// The group a point kernel works in; the value is the one the CUDA entry points take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Curve {
+    /// G1: affine points of 96 bytes.
+    G1 = 1,
+    /// G2: affine points of 192 bytes.
+    G2 = 2,
+}
+
+impl Curve {
+    /// Bytes of one affine point (blst's layout, which sppark's kernels share).
+    pub fn point_bytes(self) -> usize {
+        match self {
+            Curve::G1 => std::mem::size_of::<blstrs::G1Affine>(),
+            Curve::G2 => std::mem::size_of::<blstrs::G2Affine>(),
+        }
+    }
+}
+
 /// Whether this library was built with the CUDA backend (or, with `gpu-emulator`, with the
 /// backend over its host emulation, whose devices `devices()` then lists).
 pub const CUDA_BUILT: bool = cfg!(any(feature = "cuda", feature = "gpu-emulator"));

@@ -11,21 +11,23 @@
 //! (`cpu_fallback`); a failure in `prove_finish` fails the job. Nothing panics.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::ops::AddAssign;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use blstrs::Scalar;
+use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use log::{debug, warn};
 
 use super::buffers::{DeviceMem, PinnedBlock};
 use super::device::DeviceContext;
 use super::kernels;
-use super::memory::{d2d, h2d};
+use super::memory::{d2d, d2h_blocking, h2d};
 use super::resident::{as_bytes, DevicePool, ResidentSrs};
 use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;
+use crate::gpu::Curve;
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
 use crate::groth16::ntt::Domain;
 use crate::groth16::{
@@ -51,11 +53,65 @@ fn msm_lock(ordinal: u32) -> &'static Mutex<()> {
     &LOCKS[ordinal as usize % LOCKS.len()]
 }
 
+/// Most "other" scalars one split MSM gathers at a time (with their points): bounds its
+/// scratch to 2^22 scalars and points (about 0.5 GB on G1, 0.9 GB on G2).
+const SPLIT_CHUNK: usize = 1 << 22;
+
+/// The MSM bit split is on unless `CUZK_GPU_MSM_SPLIT` is `0` or `false`.
+fn msm_split_default() -> bool {
+    !matches!(
+        std::env::var("CUZK_GPU_MSM_SPLIT").as_deref(),
+        Ok("0") | Ok("false")
+    )
+}
+
+/// The kernels of one group, so a split MSM is written once for G1 and G2.
+trait DeviceGroup: group::Group + AddAssign {
+    /// Which group the kernels take.
+    const CURVE: Curve;
+    /// sppark's Pippenger over `n` device points and scalars.
+    fn msm(ordinal: u32, d_points: u64, d_scalars: u64, n: usize) -> Result<Self>;
+    /// The sum of the points whose bit is set in an `n`-bit device map.
+    fn sum_selected(ordinal: u32, d_points: u64, d_bits: u64, n: usize) -> Result<Self>;
+}
+
+impl DeviceGroup for G1Projective {
+    const CURVE: Curve = Curve::G1;
+    fn msm(ordinal: u32, d_points: u64, d_scalars: u64, n: usize) -> Result<Self> {
+        kernels::msm_g1(ordinal, d_points, d_scalars, n)
+    }
+    fn sum_selected(ordinal: u32, d_points: u64, d_bits: u64, n: usize) -> Result<Self> {
+        kernels::sum_g1(ordinal, d_points, d_bits, n)
+    }
+}
+
+impl DeviceGroup for G2Projective {
+    const CURVE: Curve = Curve::G2;
+    fn msm(ordinal: u32, d_points: u64, d_scalars: u64, n: usize) -> Result<Self> {
+        kernels::msm_g2(ordinal, d_points, d_scalars, n)
+    }
+    fn sum_selected(ordinal: u32, d_points: u64, d_bits: u64, n: usize) -> Result<Self> {
+        kernels::sum_g2(ordinal, d_points, d_bits, n)
+    }
+}
+
+/// One MSM's scalars split by value on the device: which are 1, which are neither 0 nor 1
+/// (with the prefix counts that rank them), and how many of those there are.
+struct SplitMaps {
+    ones: DeviceMem,
+    others: DeviceMem,
+    others_prefix: DeviceMem,
+    others_count: usize,
+}
+
 /// Proves on one CUDA device.
 pub struct GpuBackend {
     ctx: Arc<DeviceContext>,
     copy_stream: GpuStream,
     compute_stream: GpuStream,
+    /// The MSM bit split's small copies (its maps and their prefix counts), apart from the
+    /// streams the next partition's `prove_start` uses.
+    finish_stream: GpuStream,
     /// Parameter sets resident on the device, keyed by the host SRS's address (checked with
     /// the weak pointer, so a freed and reused address never matches).
     resident: Mutex<ResidentMap>,
@@ -71,6 +127,12 @@ pub struct GpuBackend {
     busy: BusyClock,
     /// A kernel failure injected by the GPU checks (`InjectAt as u8`; 0: none).
     injected: AtomicU8,
+    /// Whether l, a, b_g1 and b_g2 run as a bit split (see [`GpuBackend::set_msm_split`]).
+    msm_split: AtomicBool,
+    /// Most "other" scalars a split MSM gathers at a time ([`SPLIT_CHUNK`] unless set).
+    split_chunk: AtomicUsize,
+    /// MSMs that ran as a bit split since open.
+    split_msms: AtomicUsize,
 }
 
 /// Where [`GpuBackend::inject_kernel_failure`] makes the next partition fail.
@@ -138,12 +200,16 @@ impl GpuBackend {
         Ok(Self {
             copy_stream: GpuStream::new()?,
             compute_stream: GpuStream::new()?,
+            finish_stream: GpuStream::new()?,
             buffers: DevicePool::new(&ctx),
             ctx,
             resident: Mutex::new(HashMap::new()),
             start_lock: Mutex::new(()),
             cpu_fallback,
             injected: AtomicU8::new(0),
+            msm_split: AtomicBool::new(msm_split_default()),
+            split_chunk: AtomicUsize::new(SPLIT_CHUNK),
+            split_msms: AtomicUsize::new(0),
             busy: BusyClock::new(),
             failures: AtomicUsize::new(0),
         })
@@ -175,6 +241,155 @@ impl GpuBackend {
                 kernels::illegal_access(self.ordinal(), &self.compute_stream)
             }
             (true, _) => kernels::failing_launch(self.ordinal(), &self.compute_stream),
+        }
+    }
+
+    /// Turns the MSM bit split on or off (on unless `CUZK_GPU_MSM_SPLIT=0`): l, a, b_g1 and
+    /// b_g2 then sum the points of scalars equal to 1, skip zeros, and run Pippenger over the
+    /// rest only. The checks and benchmarks compare both ways.
+    pub fn set_msm_split(&self, on: bool) {
+        self.msm_split.store(on, Ordering::SeqCst);
+    }
+
+    /// Sets how many "other" scalars a split MSM gathers at a time (at least 1), so checks
+    /// can run the chunked path on small circuits.
+    pub fn set_msm_split_chunk(&self, chunk: usize) {
+        self.split_chunk.store(chunk.max(1), Ordering::SeqCst);
+    }
+
+    /// How many MSMs ran as a bit split since the backend opened (dense ones fall back to
+    /// plain Pippenger and are not counted).
+    pub fn split_msm_count(&self) -> usize {
+        self.split_msms.load(Ordering::SeqCst)
+    }
+
+    /// Classifies `n` device scalars for the bit split. None when the split would not pay: no
+    /// scalars, or more than half of them neither 0 nor 1 (dense: plain Pippenger is faster).
+    fn split_maps(&self, d_scalars: u64, n: usize) -> Result<Option<SplitMaps>> {
+        if n == 0 {
+            return Ok(None);
+        }
+        let words = n.div_ceil(64);
+        let ones = self.buffers.take(words * 8)?;
+        let others = self.buffers.take(words * 8)?;
+        kernels::split_classify(self.ordinal(), d_scalars, n, ones.at(0), others.at(0))?;
+        let mut bits = vec![0u64; words];
+        d2h_blocking(
+            words_as_bytes_mut(&mut bits),
+            others.at(0),
+            &self.finish_stream,
+        )?;
+        let mut prefix = Vec::with_capacity(words);
+        let mut count = 0usize;
+        for w in &bits {
+            prefix.push(count as u32);
+            count += w.count_ones() as usize;
+        }
+        if count > n / 2 {
+            self.buffers.give([ones, others]);
+            return Ok(None);
+        }
+        let others_prefix = self.buffers.take(words * 4)?;
+        h2d(others_prefix.at(0), as_bytes(&prefix), &self.finish_stream)?;
+        self.finish_stream.synchronize()?;
+        Ok(Some(SplitMaps {
+            ones,
+            others,
+            others_prefix,
+            others_count: count,
+        }))
+    }
+
+    /// Σ scalars[i]·points[i] over `n` device scalars: with `maps`, the sum of the points of
+    /// the ones plus Pippenger over the others (gathered in chunks of [`SPLIT_CHUNK`]), else
+    /// Pippenger over all of them.
+    fn msm<P: DeviceGroup>(
+        &self,
+        d_points: u64,
+        d_scalars: u64,
+        n: usize,
+        maps: Option<&SplitMaps>,
+    ) -> Result<P> {
+        let ord = self.ordinal();
+        let Some(maps) = maps else {
+            return P::msm(ord, d_points, d_scalars, n);
+        };
+        let mut acc = P::sum_selected(ord, d_points, maps.ones.at(0), n)?;
+        let total = maps.others_count;
+        if total > 0 {
+            let chunk = total.min(self.split_chunk.load(Ordering::SeqCst));
+            let scalars = self.buffers.take(chunk * SCALAR)?;
+            let points = self.buffers.take(chunk * P::CURVE.point_bytes())?;
+            for lo in (0..total).step_by(chunk) {
+                let hi = (lo + chunk).min(total);
+                kernels::split_gather(
+                    ord,
+                    P::CURVE,
+                    scalars.at(0),
+                    points.at(0),
+                    d_scalars,
+                    d_points,
+                    maps.others.at(0),
+                    maps.others_prefix.at(0),
+                    n,
+                    lo,
+                    hi,
+                )?;
+                acc += P::msm(ord, points.at(0), scalars.at(0), hi - lo)?;
+            }
+            self.buffers.give([scalars, points]);
+        }
+        self.split_msms.fetch_add(1, Ordering::SeqCst);
+        Ok(acc)
+    }
+
+    /// Σ scalars[i]·points[i] over `n` device points and scalars as `prove_finish` runs l and
+    /// a: a bit split when it is on and pays, else Pippenger. For the checks and benchmarks.
+    pub fn msm_g1_on_device(
+        &self,
+        d_points: u64,
+        d_scalars: u64,
+        n: usize,
+    ) -> Result<G1Projective> {
+        self.msm_maybe_split(d_points, d_scalars, n)
+    }
+
+    /// As [`GpuBackend::msm_g1_on_device`] over G2.
+    pub fn msm_g2_on_device(
+        &self,
+        d_points: u64,
+        d_scalars: u64,
+        n: usize,
+    ) -> Result<G2Projective> {
+        self.msm_maybe_split(d_points, d_scalars, n)
+    }
+
+    /// One MSM with its own classification (b_g1 and b_g2 share one instead).
+    fn msm_maybe_split<P: DeviceGroup>(
+        &self,
+        d_points: u64,
+        d_scalars: u64,
+        n: usize,
+    ) -> Result<P> {
+        let maps = if self.msm_split.load(Ordering::SeqCst) {
+            self.split_maps(d_scalars, n)?
+        } else {
+            None
+        };
+        let sum = self.msm(d_points, d_scalars, n, maps.as_ref());
+        self.give_maps(maps);
+        sum
+    }
+
+    /// Whether MSMs run as a bit split now.
+    pub fn msm_split(&self) -> bool {
+        self.msm_split.load(Ordering::SeqCst)
+    }
+
+    /// Gives a split's maps back to the pool.
+    fn give_maps(&self, maps: Option<SplitMaps>) {
+        if let Some(m) = maps {
+            self.buffers.give([m.ones, m.others, m.others_prefix]);
         }
     }
 
@@ -448,24 +663,36 @@ impl GpuBackend {
                 kernels::msm_g1(ord, r.h.at(0), p.abc.at(0), p.h_len)
             })?;
             let l = self.timed(&mut ms[1], || {
-                kernels::msm_g1(ord, r.l.at(0), p.aux.at(0), p.aux_len)
+                self.msm_g1_on_device(r.l.at(0), p.aux.at(0), p.aux_len)
             })?;
             let a = self.timed(&mut ms[2], || {
-                kernels::msm_g1(ord, r.a.at(0), p.a_scalars.at(0), p.a_len)
+                self.msm_g1_on_device(r.a.at(0), p.a_scalars.at(0), p.a_len)
             })?;
+            // b_g1 and b_g2 share their scalars, so they share one classification.
+            let b_maps = if self.msm_split() {
+                self.split_maps(p.b_scalars.at(0), p.b_len)?
+            } else {
+                None
+            };
             let b1 = self.timed(&mut ms[3], || {
-                kernels::msm_g1(ord, r.b_g1.at(0), p.b_scalars.at(0), p.b_len)
-            })?;
-            let b2 = self.timed(&mut ms[4], || {
-                kernels::msm_g2(ord, r.b_g2.at(0), p.b_scalars.at(0), p.b_len)
-            })?;
+                self.msm(r.b_g1.at(0), p.b_scalars.at(0), p.b_len, b_maps.as_ref())
+            });
+            let b2 = b1.and_then(|b1| {
+                self.timed(&mut ms[4], || {
+                    self.msm(r.b_g2.at(0), p.b_scalars.at(0), p.b_len, b_maps.as_ref())
+                })
+                .map(|b2| (b1, b2))
+            });
+            self.give_maps(b_maps);
+            let (b1, b2) = b2?;
             (h, l, a, b1, b2, ms)
         };
         let [h_ms, l_ms, a_ms, b1_ms, b2_ms] = msm_ms;
         debug!(
             "GPU_TIMING phase=finish device={ord} quotient_ms={quotient_ms:.2} msm_h_ms={h_ms:.2} \
              msm_l_ms={l_ms:.2} msm_a_ms={a_ms:.2} msm_b_g1_ms={b1_ms:.2} msm_b_g2_ms={b2_ms:.2} \
-             total_ms={:.1}",
+             msm_split={} total_ms={:.1}",
+            self.msm_split.load(Ordering::SeqCst),
             p.started.elapsed().as_secs_f64() * 1e3
         );
         let proof = assemble(&p.srs, p.randomness, a, b1, b2, h, l);
@@ -484,6 +711,14 @@ impl GpuBackend {
         // Destroyed while the context is still current.
         drop((began, done));
         Ok(proof)
+    }
+}
+
+/// 64-bit words as their bytes, to be written by a device-to-host copy.
+fn words_as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: every byte pattern is a valid u64; the length is exact.
+    unsafe {
+        std::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), std::mem::size_of_val(words))
     }
 }
 

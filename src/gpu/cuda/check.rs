@@ -610,6 +610,7 @@ pub fn bench_proofs(
             Ok(Arc::new(assignments))
         })
         .collect::<Res<_>>()?;
+    msm_split_bench(&gpu, &synthesized[0][0], kind, params_dir)?;
     let job = |i: usize| -> Res<Arc<dyn Workload>> {
         let inner = FilecoinWorkload::new(request(i)?, params_dir.to_path_buf(), false);
         Ok(super::replay::Replayed::new(
@@ -661,6 +662,56 @@ pub fn bench_proofs(
         kind.name(),
         base_per_job / ours_per_job,
         stream_jobs as f64 / (ours / 60e3)
+    );
+    Ok(())
+}
+
+/// `gpu/msm-split-<kind>`: `prove_finish` of one partition (the five MSMs, h dense and never
+/// split, and the assembly) with the MSM bit split against without, on the same assignment and
+/// (r, s): 3 timed runs each after a warm-up. The two proofs must be the same bytes.
+fn msm_split_bench(
+    gpu: &GpuBackend,
+    assignment: &crate::groth16::Assignment,
+    kind: crate::proofs::circuits::CircuitKind,
+    params_dir: &std::path::Path,
+) -> Res<()> {
+    let srs = Arc::new(Srs::read_file(&crate::proofs::params::params_file(
+        kind, params_dir,
+    )?)?);
+    let randomness = Randomness::random(&mut rng(7000));
+    let was = gpu.msm_split();
+    let mut buffers = Some(gpu.alloc_buffers(assignment.num_constraints().next_power_of_two()));
+    let mut finish = |split: bool| -> Res<(f64, Vec<u8>)> {
+        gpu.set_msm_split(split);
+        let (mut times, mut bytes) = (Vec::new(), Vec::new());
+        for _ in 0..4 {
+            let set = buffers.take().unwrap_or_default();
+            let started =
+                gpu.prove_start(super::replay::copy_into(assignment, set), &srs, randomness)?;
+            buffers = Some(started.released);
+            let t = Instant::now();
+            let proof = gpu.prove_finish(started.pending)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            bytes = proof.to_bytes().to_vec();
+        }
+        Ok((median(times.split_off(1)), bytes))
+    };
+    let plain = finish(false);
+    let split = finish(true);
+    gpu.set_msm_split(was);
+    let ((base, plain), (ours, split)) = (plain?, split?);
+    let same = plain == split;
+    println!(
+        "CHECK msm-split proof equals the plain proof: {}",
+        verdict(same)
+    );
+    anyhow::ensure!(same, "the MSM bit split changed the proof");
+    println!(
+        "BENCH gpu/msm-split-{} ours={ours:.2} base={base:.2} speedup={:.2} runs=3 \
+         unit=ms_prove_finish splits={}",
+        kind.name(),
+        base / ours,
+        gpu.split_msm_count()
     );
     Ok(())
 }

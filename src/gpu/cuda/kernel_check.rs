@@ -83,21 +83,40 @@ pub fn check_kernels(max_lg: u32) -> Res<bool> {
     for lg in (16..=max_lg.min(22)).step_by(2) {
         record(
             format!("msm-g1 n=2^{lg}-3"),
-            msm_matches::<G1Affine>(&gpu, (1 << lg) - 3),
+            msm_matches::<G1Affine>(&gpu, (1 << lg) - 3, false),
         );
     }
     for lg in (16..=max_lg.min(20)).step_by(2) {
         record(
             format!("msm-g2 n=2^{lg}-3"),
-            msm_matches::<G2Affine>(&gpu, (1 << lg) - 3),
+            msm_matches::<G2Affine>(&gpu, (1 << lg) - 3, false),
         );
     }
+    // The bit split (sums of the points of ones, Pippenger over the others in chunks) against
+    // the CPU: chunks of 1000 others, so the small sizes run several.
+    gpu.set_msm_split(true);
+    gpu.set_msm_split_chunk(1000);
+    for lg in [12, 16] {
+        let before = gpu.split_msm_count();
+        let g1 = msm_matches::<G1Affine>(&gpu, (1 << lg) - 3, true);
+        let g2 = msm_matches::<G2Affine>(&gpu, (1 << lg) - 3, true);
+        let split = gpu.split_msm_count() - before;
+        record(format!("msm-split-g1 n=2^{lg}-3"), g1);
+        record(format!("msm-split-g2 n=2^{lg}-3"), g2);
+        record(format!("msm-split ran split n=2^{lg}-3"), Ok(split == 2));
+    }
+    gpu.set_msm_split_chunk(usize::MAX);
+    let lg = max_lg.min(20);
+    record(
+        format!("msm-split-g1 one chunk n=2^{lg}-3"),
+        msm_matches::<G1Affine>(&gpu, (1 << lg) - 3, true),
+    );
     // The MSM state cuda/groth16.cu keeps per device, curve and size class: reused by an MSM
     // of another size in a class used before, released for room (at least the G1 and G2
     // states of the MSMs above), rebuilt by the next MSM.
     record(
         "msm-g1 reusing kept state n=2^16-1000".into(),
-        msm_matches::<G1Affine>(&gpu, (1 << 16) - 1000),
+        msm_matches::<G1Affine>(&gpu, (1 << 16) - 1000, false),
     );
     let released = kernels::msm_release(gpu.ordinal()).map_err(anyhow::Error::from);
     record(
@@ -109,7 +128,7 @@ pub fn check_kernels(max_lg: u32) -> Res<bool> {
     );
     record(
         "msm-g2 after the release n=2^16-3".into(),
-        msm_matches::<G2Affine>(&gpu, (1 << 16) - 3),
+        msm_matches::<G2Affine>(&gpu, (1 << 16) - 3, false),
     );
     print_memory(&gpu, "after");
     Ok(all)
@@ -171,6 +190,8 @@ fn quotient_matches(gpu: &GpuBackend, lg: u32, n: usize) -> Res<bool> {
 /// An affine group the device's MSMs take, with the CPU's MSM to check them against.
 trait MsmGroup: PrimeCurveAffine + Send + Sync + Copy {
     fn device_msm(gpu: &GpuBackend, d_points: u64, d_scalars: u64, n: usize) -> Res<Vec<u8>>;
+    /// The backend's MSM: a bit split when it is on.
+    fn backend_msm(gpu: &GpuBackend, d_points: u64, d_scalars: u64, n: usize) -> Res<Vec<u8>>;
     fn host_msm(points: &[Self], scalars: &[Scalar]) -> Vec<u8>;
 }
 
@@ -194,6 +215,10 @@ impl MsmGroup for G1Affine {
         let sum = kernels::msm_g1(gpu.ordinal(), d_points, d_scalars, n)?;
         Ok(sum.to_affine().to_compressed().to_vec())
     }
+    fn backend_msm(gpu: &GpuBackend, d_points: u64, d_scalars: u64, n: usize) -> Res<Vec<u8>> {
+        let sum = gpu.msm_g1_on_device(d_points, d_scalars, n)?;
+        Ok(sum.to_affine().to_compressed().to_vec())
+    }
     fn host_msm(points: &[Self], scalars: &[Scalar]) -> Vec<u8> {
         let sum = msm::msm_g1(points, &to_canonical(scalars));
         sum.to_affine().to_compressed().to_vec()
@@ -205,6 +230,10 @@ impl MsmGroup for G2Affine {
         let sum = kernels::msm_g2(gpu.ordinal(), d_points, d_scalars, n)?;
         Ok(sum.to_affine().to_compressed().to_vec())
     }
+    fn backend_msm(gpu: &GpuBackend, d_points: u64, d_scalars: u64, n: usize) -> Res<Vec<u8>> {
+        let sum = gpu.msm_g2_on_device(d_points, d_scalars, n)?;
+        Ok(sum.to_affine().to_compressed().to_vec())
+    }
     fn host_msm(points: &[Self], scalars: &[Scalar]) -> Vec<u8> {
         let sum = msm::msm_g2(points, &to_canonical(scalars));
         sum.to_affine().to_compressed().to_vec()
@@ -212,8 +241,9 @@ impl MsmGroup for G2Affine {
 }
 
 /// An MSM of `n` points (4096 distinct ones tiled, every 1000th the point at infinity) and
-/// bit-heavy scalars on the device against the CPU's.
-fn msm_matches<A: MsmGroup>(gpu: &GpuBackend, n: usize) -> Res<bool>
+/// bit-heavy scalars on the device (sppark's Pippenger, or the backend's MSM when `backend`,
+/// split when that is on) against the CPU's.
+fn msm_matches<A: MsmGroup>(gpu: &GpuBackend, n: usize, backend: bool) -> Res<bool>
 where
     A::Curve: Curve<AffineRepr = A>,
 {
@@ -233,6 +263,10 @@ where
     let d_scalars = gpu.device_alloc(n * 32)?;
     h2d_blocking(d_points.at(0), as_bytes(&points), s)?;
     h2d_blocking(d_scalars.at(0), as_bytes(&scalars), s)?;
-    let got = A::device_msm(gpu, d_points.at(0), d_scalars.at(0), n)?;
+    let got = if backend {
+        A::backend_msm(gpu, d_points.at(0), d_scalars.at(0), n)?
+    } else {
+        A::device_msm(gpu, d_points.at(0), d_scalars.at(0), n)?
+    };
     Ok(got == A::host_msm(&points, &scalars))
 }

@@ -5,8 +5,10 @@ use std::ffi::{c_char, c_int, c_void};
 
 use super::stream::GpuStream;
 use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
 use group::Group;
 
+use crate::gpu::Curve;
 use crate::groth16::Groth16Error;
 
 extern "C" {
@@ -46,6 +48,49 @@ extern "C" {
         ordinal: c_int,
         d_points: u64,
         d_scalars: u64,
+        n: usize,
+        out: *mut c_void,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn cuzk_cuda_split_classify(
+        ordinal: c_int,
+        d_scalars: u64,
+        n: usize,
+        one: *const Scalar,
+        d_ones: u64,
+        d_others: u64,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn cuzk_cuda_split_gather(
+        ordinal: c_int,
+        curve: c_int,
+        d_out_scalars: u64,
+        d_out_points: u64,
+        d_scalars: u64,
+        d_points: u64,
+        d_bits: u64,
+        d_prefix: u64,
+        n: usize,
+        lo: usize,
+        hi: usize,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn cuzk_cuda_sum_g1(
+        ordinal: c_int,
+        d_points: u64,
+        d_bits: u64,
+        n: usize,
+        out: *mut c_void,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn cuzk_cuda_sum_g2(
+        ordinal: c_int,
+        d_points: u64,
+        d_bits: u64,
         n: usize,
         out: *mut c_void,
         err: *mut c_char,
@@ -209,6 +254,108 @@ pub fn msm_g2(
     n: usize,
 ) -> Result<G2Projective, Groth16Error> {
     msm(cuzk_cuda_msm_g2, ordinal, d_points, d_scalars, n)
+}
+
+/// The MSM bit split's classification of `n` device scalars (Montgomery form): bit i of the
+/// `ceil(n/64)`-word map at `d_ones` is set when scalar i is 1, of `d_others` when it is
+/// neither 0 nor 1. Blocks until done (on the MSMs' stream).
+pub fn split_classify(
+    ordinal: u32,
+    d_scalars: u64,
+    n: usize,
+    d_ones: u64,
+    d_others: u64,
+) -> Result<(), Groth16Error> {
+    let one = Scalar::ONE;
+    // SAFETY: live device buffers of n scalars and two maps of ceil(n/64) words; `one` lives.
+    checked(|e, l| unsafe {
+        cuzk_cuda_split_classify(ordinal as c_int, d_scalars, n, &one, d_ones, d_others, e, l)
+    })
+}
+
+/// Copies ranks `lo..hi` of the scalars whose bit is set in the `n`-bit map `d_bits` (ranked
+/// in index order; `d_prefix[w]` counts the set bits before word w), and their points of
+/// `curve`, to `d_out_scalars` and `d_out_points`. Blocks until done.
+#[allow(clippy::too_many_arguments)]
+pub fn split_gather(
+    ordinal: u32,
+    curve: Curve,
+    d_out_scalars: u64,
+    d_out_points: u64,
+    d_scalars: u64,
+    d_points: u64,
+    d_bits: u64,
+    d_prefix: u64,
+    n: usize,
+    lo: usize,
+    hi: usize,
+) -> Result<(), Groth16Error> {
+    // SAFETY: live device buffers: n scalars and points, the map and its prefix, hi - lo
+    // output scalars and points.
+    checked(|e, l| unsafe {
+        cuzk_cuda_split_gather(
+            ordinal as c_int,
+            curve as c_int,
+            d_out_scalars,
+            d_out_points,
+            d_scalars,
+            d_points,
+            d_bits,
+            d_prefix,
+            n,
+            lo,
+            hi,
+            e,
+            l,
+        )
+    })
+}
+
+type SumEntry =
+    unsafe extern "C" fn(c_int, u64, u64, usize, *mut c_void, *mut c_char, usize) -> c_int;
+
+fn sum<P: Group>(
+    entry: SumEntry,
+    ordinal: u32,
+    d_points: u64,
+    d_bits: u64,
+    n: usize,
+) -> Result<P, Groth16Error> {
+    let mut out = P::identity();
+    // SAFETY: live device buffers of n points and a ceil(n/64)-word map; `out` has the
+    // Jacobian layout.
+    checked(|e, l| unsafe {
+        entry(
+            ordinal as c_int,
+            d_points,
+            d_bits,
+            n,
+            (&mut out as *mut P).cast(),
+            e,
+            l,
+        )
+    })?;
+    Ok(out)
+}
+
+/// Σ of the G1 points whose bit is set in the `n`-bit map `d_bits` (the split's ones).
+pub fn sum_g1(
+    ordinal: u32,
+    d_points: u64,
+    d_bits: u64,
+    n: usize,
+) -> Result<G1Projective, Groth16Error> {
+    sum(cuzk_cuda_sum_g1, ordinal, d_points, d_bits, n)
+}
+
+/// Σ of the G2 points whose bit is set, as [`sum_g1`].
+pub fn sum_g2(
+    ordinal: u32,
+    d_points: u64,
+    d_bits: u64,
+    n: usize,
+) -> Result<G2Projective, Groth16Error> {
+    sum(cuzk_cuda_sum_g2, ordinal, d_points, d_bits, n)
 }
 
 /// Frees the MSM state the kernels keep for device `ordinal` between MSMs (one per curve and

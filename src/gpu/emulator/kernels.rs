@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use super::registry::{self, Owner};
 use super::stream::GpuStream;
+use crate::gpu::Curve;
 use crate::groth16::msm::{self, to_canonical};
 use crate::groth16::ntt::Domain;
 use crate::groth16::Groth16Error;
@@ -287,6 +288,181 @@ pub fn ntt(
 
 /// As the CUDA layer's: the runtime version ("emulated": there is no CUDA runtime) and the
 /// devices the kernels can use (every emulated one).
+/// The MSM bit split's classification, as the kernel: bit i of `d_ones` set when scalar i is
+/// 1, of `d_others` when it is neither 0 nor 1; every word of both maps written. Blocks.
+pub fn split_classify(
+    ordinal: u32,
+    d_scalars: u64,
+    n: usize,
+    d_ones: u64,
+    d_others: u64,
+) -> Result<(), Groth16Error> {
+    const WHAT: &str = "MSM split classify";
+    registry::check_alive(ordinal)?;
+    let words = n.div_ceil(64);
+    if words == 0 {
+        return Ok(());
+    }
+    let owner = Owner::Device(ordinal);
+    registry::check_range(WHAT, d_scalars, n * SCALAR, owner)?;
+    registry::check_range(WHAT, d_ones, words * 8, owner)?;
+    registry::check_range(WHAT, d_others, words * 8, owner)?;
+    // SAFETY: live allocations of the checked sizes; the maps are written only here.
+    let (scalars, ones, others) = unsafe {
+        (
+            &*slice_mut::<Scalar>(d_scalars, n),
+            slice_mut::<u64>(d_ones, words),
+            slice_mut::<u64>(d_others, words),
+        )
+    };
+    ones.par_iter_mut()
+        .zip(others.par_iter_mut())
+        .enumerate()
+        .for_each(|(w, (one_bits, other_bits))| {
+            (*one_bits, *other_bits) = (0, 0);
+            for (bit, x) in scalars[w * 64..n.min(w * 64 + 64)].iter().enumerate() {
+                if *x == Scalar::ONE {
+                    *one_bits |= 1 << bit;
+                } else if !bool::from(x.is_zero()) {
+                    *other_bits |= 1 << bit;
+                }
+            }
+        });
+    Ok(())
+}
+
+/// The ranks of the set bits of an `n`-bit map, checked against its prefix counts: where each
+/// set bit's scalar and point go in the compacted order.
+fn ranked(
+    what: &str,
+    bits: &[u64],
+    prefix: &[u32],
+    n: usize,
+) -> Result<Vec<(usize, usize)>, Groth16Error> {
+    let mut out = Vec::new();
+    for (w, &word) in bits.iter().enumerate() {
+        let word = if (w + 1) * 64 > n {
+            word & ((1u64 << (n % 64)) - 1)
+        } else {
+            word
+        };
+        if prefix[w] as usize != out.len() {
+            return Err(error(
+                what,
+                format!(
+                    "prefix count of word {w} is {}, the bits say {}",
+                    prefix[w],
+                    out.len()
+                ),
+            ));
+        }
+        let mut rest = word;
+        while rest != 0 {
+            let bit = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            out.push((w * 64 + bit, out.len()));
+        }
+    }
+    Ok(out)
+}
+
+/// Copies ranks `lo..hi` of the set bits' scalars and points to the outputs, as the kernel.
+/// Blocks.
+#[allow(clippy::too_many_arguments)]
+pub fn split_gather(
+    ordinal: u32,
+    curve: Curve,
+    d_out_scalars: u64,
+    d_out_points: u64,
+    d_scalars: u64,
+    d_points: u64,
+    d_bits: u64,
+    d_prefix: u64,
+    n: usize,
+    lo: usize,
+    hi: usize,
+) -> Result<(), Groth16Error> {
+    const WHAT: &str = "MSM split gather";
+    registry::check_alive(ordinal)?;
+    if n == 0 || lo >= hi {
+        return Ok(());
+    }
+    let (words, size) = (n.div_ceil(64), curve.point_bytes());
+    let owner = Owner::Device(ordinal);
+    registry::check_range(WHAT, d_scalars, n * SCALAR, owner)?;
+    registry::check_range(WHAT, d_points, n * size, owner)?;
+    registry::check_range(WHAT, d_bits, words * 8, owner)?;
+    registry::check_range(WHAT, d_prefix, words * 4, owner)?;
+    registry::check_range(WHAT, d_out_scalars, (hi - lo) * SCALAR, owner)?;
+    registry::check_range(WHAT, d_out_points, (hi - lo) * size, owner)?;
+    // SAFETY: live allocations of the checked sizes; the outputs are other allocations.
+    let (scalars, points, bits, prefix, out_scalars, out_points) = unsafe {
+        (
+            &*slice_mut::<Scalar>(d_scalars, n),
+            &*slice_mut::<u8>(d_points, n * size),
+            &*slice_mut::<u64>(d_bits, words),
+            &*slice_mut::<u32>(d_prefix, words),
+            slice_mut::<Scalar>(d_out_scalars, hi - lo),
+            slice_mut::<u8>(d_out_points, (hi - lo) * size),
+        )
+    };
+    for (i, rank) in ranked(WHAT, bits, prefix, n)? {
+        if (lo..hi).contains(&rank) {
+            out_scalars[rank - lo] = scalars[i];
+            out_points[(rank - lo) * size..][..size].copy_from_slice(&points[i * size..][..size]);
+        }
+    }
+    Ok(())
+}
+
+fn sum_selected<P: Copy, Q: group::Group + for<'a> std::ops::AddAssign<&'a P>>(
+    what: &str,
+    ordinal: u32,
+    d_points: u64,
+    d_bits: u64,
+    n: usize,
+) -> Result<Q, Groth16Error> {
+    registry::check_alive(ordinal)?;
+    let words = n.div_ceil(64);
+    let owner = Owner::Device(ordinal);
+    registry::check_range(what, d_points, n * std::mem::size_of::<P>(), owner)?;
+    registry::check_range(what, d_bits, words * 8, owner)?;
+    // SAFETY: live allocations of the checked sizes, read only.
+    let (points, bits) = unsafe {
+        (
+            &*slice_mut::<P>(d_points, n),
+            &*slice_mut::<u64>(d_bits, words),
+        )
+    };
+    let mut sum = Q::identity();
+    for (i, p) in points.iter().enumerate() {
+        if (bits[i / 64] >> (i % 64)) & 1 == 1 {
+            sum += p;
+        }
+    }
+    Ok(sum)
+}
+
+/// Σ of the G1 points whose bit is set (the split's ones), as the kernel. Blocks.
+pub fn sum_g1(
+    ordinal: u32,
+    d_points: u64,
+    d_bits: u64,
+    n: usize,
+) -> Result<G1Projective, Groth16Error> {
+    sum_selected::<G1Affine, G1Projective>("G1 sum", ordinal, d_points, d_bits, n)
+}
+
+/// Σ of the G2 points whose bit is set, as [`sum_g1`].
+pub fn sum_g2(
+    ordinal: u32,
+    d_points: u64,
+    d_bits: u64,
+    n: usize,
+) -> Result<G2Projective, Groth16Error> {
+    sum_selected::<G2Affine, G2Projective>("G2 sum", ordinal, d_points, d_bits, n)
+}
+
 pub fn runtime_info() -> Result<(String, usize), Groth16Error> {
     super::device::init()?;
     Ok(("emulated".to_string(), super::DEVICES as usize))
