@@ -92,6 +92,9 @@ pub fn check_kernels(max_lg: u32) -> Res<bool> {
             msm_matches::<G2Affine>(&gpu, (1 << lg) - 3, false),
         );
     }
+    for n in [(1 << 16) - 3, (1 << 16) + 64] {
+        record(format!("split-classify n={n}"), classify_matches(&gpu, n));
+    }
     // The bit split (sums of the points of ones, Pippenger over the others in chunks) against
     // the CPU: chunks of 1000 others, so the small sizes run several.
     gpu.set_msm_split(true);
@@ -149,6 +152,38 @@ fn ntt_matches(gpu: &GpuBackend, lg: u32, inverse: bool) -> Res<bool> {
         domain.ifft(&mut want);
     } else {
         domain.fft(&mut want);
+    }
+    Ok(got == want)
+}
+
+/// The MSM bit split's classification of bit-heavy scalars (a tail that is not a whole word,
+/// and a length that is) against the host's: the ones' and the others' bitmaps.
+fn classify_matches(gpu: &GpuBackend, n: usize) -> Res<bool> {
+    let scalars = bit_heavy_scalars(n, n as u64 ^ 0x5eed);
+    let words = n.div_ceil(64);
+    let s = gpu.compute_stream();
+    let d_scalars = gpu.device_alloc(n * 32)?;
+    let d_maps = gpu.device_alloc(2 * words * 8)?;
+    h2d_blocking(d_scalars.at(0), as_bytes(&scalars), s)?;
+    kernels::split_classify(
+        gpu.ordinal(),
+        d_scalars.at(0),
+        n,
+        d_maps.at(0),
+        d_maps.at(words * 8),
+    )?;
+    let mut got = vec![0u64; 2 * words];
+    // SAFETY: any bytes are valid u64s; the length is exact.
+    let got_bytes =
+        unsafe { std::slice::from_raw_parts_mut(got.as_mut_ptr().cast(), 2 * words * 8) };
+    d2h_blocking(got_bytes, d_maps.at(0), s)?;
+    let mut want = vec![0u64; 2 * words];
+    for (i, x) in scalars.iter().enumerate() {
+        if *x == Scalar::ONE {
+            want[i / 64] |= 1 << (i % 64);
+        } else if !bool::from(x.is_zero()) {
+            want[words + i / 64] |= 1 << (i % 64);
+        }
     }
     Ok(got == want)
 }
