@@ -207,26 +207,28 @@ pub fn gather(
     })
 }
 
-/// The C entry point of one MSM (G1 or G2).
-type MsmEntry =
+/// The C entry point of an MSM or a point sum (G1 or G2): device points, their n scalars or
+/// an n-bit map, and a host point to write.
+type PointEntry =
     unsafe extern "C" fn(c_int, u64, u64, usize, *mut c_void, *mut c_char, usize) -> c_int;
 
-/// Runs an MSM entry point writing a Jacobian point of type `P` (`G1Projective` or
+/// Runs a [`PointEntry`] writing a Jacobian point of type `P` (`G1Projective` or
 /// `G2Projective`, transparent over blst_p1 / blst_p2, the layout the kernels write).
-fn msm<P: Group>(
-    entry: MsmEntry,
+fn point_result<P: Group>(
+    entry: PointEntry,
     ordinal: u32,
     d_points: u64,
-    d_scalars: u64,
+    d_per_point: u64,
     n: usize,
 ) -> Result<P, Groth16Error> {
     let mut out = P::identity();
-    // SAFETY: live device buffers of n points and scalars; `out` has the Jacobian layout.
+    // SAFETY: live device buffers of n points and n scalars (or an n-bit map); `out` has the
+    // Jacobian layout.
     checked(|e, l| unsafe {
         entry(
             ordinal as c_int,
             d_points,
-            d_scalars,
+            d_per_point,
             n,
             (&mut out as *mut P).cast(),
             e,
@@ -243,7 +245,7 @@ pub fn msm_g1(
     d_scalars: u64,
     n: usize,
 ) -> Result<G1Projective, Groth16Error> {
-    msm(cuzk_cuda_msm_g1, ordinal, d_points, d_scalars, n)
+    point_result(cuzk_cuda_msm_g1, ordinal, d_points, d_scalars, n)
 }
 
 /// Σ scalars[i]·points[i] over G2, as [`msm_g1`].
@@ -253,7 +255,7 @@ pub fn msm_g2(
     d_scalars: u64,
     n: usize,
 ) -> Result<G2Projective, Groth16Error> {
-    msm(cuzk_cuda_msm_g2, ordinal, d_points, d_scalars, n)
+    point_result(cuzk_cuda_msm_g2, ordinal, d_points, d_scalars, n)
 }
 
 /// The MSM bit split's classification of `n` device scalars (Montgomery form): bit i of the
@@ -311,33 +313,6 @@ pub fn split_gather(
     })
 }
 
-type SumEntry =
-    unsafe extern "C" fn(c_int, u64, u64, usize, *mut c_void, *mut c_char, usize) -> c_int;
-
-fn sum<P: Group>(
-    entry: SumEntry,
-    ordinal: u32,
-    d_points: u64,
-    d_bits: u64,
-    n: usize,
-) -> Result<P, Groth16Error> {
-    let mut out = P::identity();
-    // SAFETY: live device buffers of n points and a ceil(n/64)-word map; `out` has the
-    // Jacobian layout.
-    checked(|e, l| unsafe {
-        entry(
-            ordinal as c_int,
-            d_points,
-            d_bits,
-            n,
-            (&mut out as *mut P).cast(),
-            e,
-            l,
-        )
-    })?;
-    Ok(out)
-}
-
 /// Σ of the G1 points whose bit is set in the `n`-bit map `d_bits` (the split's ones).
 pub fn sum_g1(
     ordinal: u32,
@@ -345,7 +320,7 @@ pub fn sum_g1(
     d_bits: u64,
     n: usize,
 ) -> Result<G1Projective, Groth16Error> {
-    sum(cuzk_cuda_sum_g1, ordinal, d_points, d_bits, n)
+    point_result(cuzk_cuda_sum_g1, ordinal, d_points, d_bits, n)
 }
 
 /// Σ of the G2 points whose bit is set, as [`sum_g1`].
@@ -355,7 +330,7 @@ pub fn sum_g2(
     d_bits: u64,
     n: usize,
 ) -> Result<G2Projective, Groth16Error> {
-    sum(cuzk_cuda_sum_g2, ordinal, d_points, d_bits, n)
+    point_result(cuzk_cuda_sum_g2, ordinal, d_points, d_bits, n)
 }
 
 /// Frees the MSM state the kernels keep for device `ordinal` between MSMs (one per curve and
