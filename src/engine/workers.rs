@@ -132,8 +132,7 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
             );
         }
         Ok(mut assignment) => {
-            let set_bytes = assignment.abc.capacity_bytes() + assignment.aux.capacity() * 32;
-            let grown = (set_bytes as u64)
+            let grown = (assignment.buffer_set_bytes() as u64)
                 .saturating_sub(BufferSet::bytes_for(capacity).unwrap_or(u64::MAX));
             if grown > 0 {
                 // Only a circuit larger than its shape said (or without one) grows here.
@@ -215,11 +214,7 @@ fn charge_attached(st: &mut State, srs_key: &str, srs: &Arc<Srs>, attached: u64)
 /// the ones they replace (to charge to the pool and the budget).
 fn pinned_if_grown(inner: &Inner, buffers: BufferSet) -> (BufferSet, u64) {
     use std::sync::atomic::Ordering;
-    let capacity = [&buffers.abc.a, &buffers.abc.b, &buffers.abc.c, &buffers.aux]
-        .iter()
-        .map(|v| v.capacity())
-        .max()
-        .unwrap_or(0);
+    let capacity = buffers.capacities().into_iter().max().unwrap_or(0);
     if buffers.is_pinned() || capacity == 0 || !inner.pin_grown_buffers.load(Ordering::Relaxed) {
         return (buffers, 0);
     }

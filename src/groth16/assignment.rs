@@ -92,13 +92,14 @@ impl BufferSet {
         self.aux.clear();
     }
 
+    /// Capacity of each buffer: a, b, c, aux.
+    pub fn capacities(&self) -> [usize; 4] {
+        [&self.abc.a, &self.abc.b, &self.abc.c, &self.aux].map(|v| v.capacity())
+    }
+
     /// Constraints (and aux variables) the set holds without growing: its smallest buffer.
     pub fn capacity(&self) -> usize {
-        [&self.abc.a, &self.abc.b, &self.abc.c, &self.aux]
-            .iter()
-            .map(|v| v.capacity())
-            .min()
-            .unwrap_or(0)
+        self.capacities().into_iter().min().unwrap_or(0)
     }
 
     /// Bytes [`BufferSet::with_capacity`] reserves for `constraints` (None when that
@@ -109,8 +110,13 @@ impl BufferSet {
 
     /// Bytes reserved by the four buffers.
     pub fn capacity_bytes(&self) -> usize {
-        self.abc.capacity_bytes() + self.aux.capacity() * std::mem::size_of::<Scalar>()
+        set_bytes(&self.abc, &self.aux)
     }
+}
+
+/// Bytes reserved by a set's buffers, in a `BufferSet` or lent to an `Assignment`.
+fn set_bytes(abc: &AbcBuffers, aux: &ScalarBuf) -> usize {
+    abc.capacity_bytes() + aux.capacity() * std::mem::size_of::<Scalar>()
 }
 
 /// A synthesized circuit instance, in the shape bellperson's prover works on.
@@ -137,6 +143,11 @@ impl Assignment {
             abc: std::mem::take(&mut self.abc),
             aux: std::mem::take(&mut self.aux),
         }
+    }
+
+    /// Bytes reserved by the buffer set this assignment holds (a/b/c and aux).
+    pub fn buffer_set_bytes(&self) -> usize {
+        set_bytes(&self.abc, &self.aux)
     }
 
     /// Number of constraints n (including one per input).
@@ -185,10 +196,10 @@ impl Assignment {
         Ok(())
     }
 
-    /// Bytes held by this assignment (a/b/c capacity, inputs, aux, densities).
+    /// Bytes held by this assignment (its buffer set, inputs, densities).
     pub fn byte_size(&self) -> usize {
-        self.abc.capacity_bytes()
-            + (self.inputs.capacity() + self.aux.capacity()) * std::mem::size_of::<Scalar>()
+        self.buffer_set_bytes()
+            + self.inputs.capacity() * std::mem::size_of::<Scalar>()
             + self.a_aux_density.byte_size()
             + self.b_input_density.byte_size()
             + self.b_aux_density.byte_size()

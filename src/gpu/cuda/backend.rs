@@ -24,7 +24,7 @@ use super::buffers::{DeviceMem, PinnedBlock};
 use super::device::DeviceContext;
 use super::kernels;
 use super::memory::{d2d, d2h_blocking, h2d};
-use super::resident::{as_bytes, DevicePool, ResidentSrs};
+use super::resident::{as_bytes, prefix_counts, words_as_bytes_mut, DevicePool, ResidentSrs};
 use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;
 use crate::gpu::Curve;
@@ -263,10 +263,11 @@ impl GpuBackend {
         self.split_msms.load(Ordering::SeqCst)
     }
 
-    /// Classifies `n` device scalars for the bit split. None when the split would not pay: no
-    /// scalars, or more than half of them neither 0 nor 1 (dense: plain Pippenger is faster).
+    /// Classifies `n` device scalars for the bit split. None when the split is off or would
+    /// not pay: no scalars, or more than half of them neither 0 nor 1 (dense: plain Pippenger
+    /// is faster).
     fn split_maps(&self, d_scalars: u64, n: usize) -> Result<Option<SplitMaps>> {
-        if n == 0 {
+        if n == 0 || !self.msm_split() {
             return Ok(None);
         }
         let words = n.div_ceil(64);
@@ -279,12 +280,7 @@ impl GpuBackend {
             others.at(0),
             &self.finish_stream,
         )?;
-        let mut prefix = Vec::with_capacity(words);
-        let mut count = 0usize;
-        for w in &bits {
-            prefix.push(count as u32);
-            count += w.count_ones() as usize;
-        }
+        let (prefix, count) = prefix_counts(&bits);
         if count > n / 2 {
             self.buffers.give([ones, others]);
             return Ok(None);
@@ -371,11 +367,7 @@ impl GpuBackend {
         d_scalars: u64,
         n: usize,
     ) -> Result<P> {
-        let maps = if self.msm_split.load(Ordering::SeqCst) {
-            self.split_maps(d_scalars, n)?
-        } else {
-            None
-        };
+        let maps = self.split_maps(d_scalars, n)?;
         let sum = self.msm(d_points, d_scalars, n, maps.as_ref());
         self.give_maps(maps);
         sum
@@ -471,12 +463,7 @@ impl GpuBackend {
     /// sources: staged before the call returns); returns (bits, prefix).
     fn upload_density(&self, d: &Density) -> Result<(DeviceMem, DeviceMem)> {
         let words = d.words();
-        let mut prefix = Vec::with_capacity(words.len());
-        let mut acc = 0u32;
-        for w in words {
-            prefix.push(acc);
-            acc += w.count_ones();
-        }
+        let (prefix, _) = prefix_counts(words);
         let bits = self.buffers.take(words.len() * 8)?;
         h2d(bits.at(0), as_bytes(words), &self.compute_stream)?;
         let pre = self.buffers.take(prefix.len() * 4)?;
@@ -669,11 +656,7 @@ impl GpuBackend {
                 self.msm_g1_on_device(r.a.at(0), p.a_scalars.at(0), p.a_len)
             })?;
             // b_g1 and b_g2 share their scalars, so they share one classification.
-            let b_maps = if self.msm_split() {
-                self.split_maps(p.b_scalars.at(0), p.b_len)?
-            } else {
-                None
-            };
+            let b_maps = self.split_maps(p.b_scalars.at(0), p.b_len)?;
             let b1 = self.timed(&mut ms[3], || {
                 self.msm(r.b_g1.at(0), p.b_scalars.at(0), p.b_len, b_maps.as_ref())
             });
@@ -711,14 +694,6 @@ impl GpuBackend {
         // Destroyed while the context is still current.
         drop((began, done));
         Ok(proof)
-    }
-}
-
-/// 64-bit words as their bytes, to be written by a device-to-host copy.
-fn words_as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
-    // SAFETY: every byte pattern is a valid u64; the length is exact.
-    unsafe {
-        std::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), std::mem::size_of_val(words))
     }
 }
 

@@ -15,7 +15,7 @@ use super::buffers::h2d_blocking;
 use super::check::{first_device, verdict};
 use super::kernels;
 use super::memory::d2h_blocking;
-use super::resident::as_bytes;
+use super::resident::{as_bytes, words_as_bytes_mut};
 use crate::groth16::cpu::quotient_coefficients;
 use crate::groth16::msm::{self, to_canonical};
 use crate::groth16::ntt::Domain;
@@ -173,10 +173,7 @@ fn classify_matches(gpu: &GpuBackend, n: usize) -> Res<bool> {
         d_maps.at(words * 8),
     )?;
     let mut got = vec![0u64; 2 * words];
-    // SAFETY: any bytes are valid u64s; the length is exact.
-    let got_bytes =
-        unsafe { std::slice::from_raw_parts_mut(got.as_mut_ptr().cast(), 2 * words * 8) };
-    d2h_blocking(got_bytes, d_maps.at(0), s)?;
+    d2h_blocking(words_as_bytes_mut(&mut got), d_maps.at(0), s)?;
     let mut want = vec![0u64; 2 * words];
     for (i, x) in scalars.iter().enumerate() {
         if *x == Scalar::ONE {

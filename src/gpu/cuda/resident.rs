@@ -17,6 +17,27 @@ pub fn as_bytes<T>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
+/// 64-bit words as their bytes, for a device-to-host copy to write (every byte pattern is a
+/// valid word).
+pub fn words_as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: any bytes are valid u64s; the length is exact.
+    unsafe {
+        std::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), std::mem::size_of_val(words))
+    }
+}
+
+/// Prefix counts of a bitmap, as the gather kernels take them: entry w is the number of set
+/// bits in the words before w. Also returns the total.
+pub fn prefix_counts(words: &[u64]) -> (Vec<u32>, usize) {
+    let mut prefix = Vec::with_capacity(words.len());
+    let mut total = 0usize;
+    for w in words {
+        prefix.push(total as u32);
+        total += w.count_ones() as usize;
+    }
+    (prefix, total)
+}
+
 /// The SRS queries the prover multiplies against, copied to the device once.
 pub struct ResidentSrs {
     /// H query (G1).
