@@ -2,6 +2,7 @@
 //! as page-locked (pinned) host memory from a GPU backend, so synthesis writes a/b/c straight
 //! into memory the device can copy from at full speed.
 
+use std::mem::MaybeUninit;
 use std::ops::{Deref, DerefMut};
 
 use blstrs::Scalar;
@@ -169,32 +170,38 @@ impl ScalarBuf {
         }
     }
 
-    /// Grows to `new_len` with zeros (written in parallel), or shrinks to it.
-    pub fn resize_zeroed(&mut self, new_len: usize) {
-        use rayon::prelude::*;
-        let len = self.len();
-        if new_len <= len {
-            self.resize(new_len, Scalar::from(0u64));
-            return;
+    /// The stored scalars and the room after them (up to the capacity), for writers that fill
+    /// that room in pieces, in parallel or out of order; [`Self::assume_filled`] then takes
+    /// what they wrote as stored.
+    pub fn stored_and_spare_mut(&mut self) -> (&mut [Scalar], &mut [MaybeUninit<Scalar>]) {
+        let (start, len, capacity) = match &mut self.storage {
+            Storage::Heap(v) => (v.as_mut_ptr(), v.len(), v.capacity()),
+            Storage::Block { block, len } => (block.as_mut_ptr(), *len, block.capacity()),
+        };
+        // SAFETY: the first `len` scalars are initialised, the rest up to `capacity` belong to
+        // the allocation; the two ranges do not overlap and `&mut self` makes them exclusive.
+        unsafe {
+            (
+                std::slice::from_raw_parts_mut(start, len),
+                std::slice::from_raw_parts_mut(
+                    start.add(len) as *mut MaybeUninit<Scalar>,
+                    capacity - len,
+                ),
+            )
         }
-        self.reserve(new_len - len);
-        let start = match &mut self.storage {
-            Storage::Heap(v) => v.as_mut_ptr(),
-            Storage::Block { block, .. } => block.as_mut_ptr(),
-        } as usize;
-        // SAFETY: `reserve` made room for `new_len` scalars; the all-zero bit pattern is the
-        // scalar 0 (Montgomery form of 0 is 0); each chunk is written by one thread only.
-        (len..new_len)
-            .into_par_iter()
-            .step_by(1 << 16)
-            .for_each(|from| unsafe {
-                let to = (from + (1 << 16)).min(new_len);
-                std::ptr::write_bytes((start as *mut Scalar).add(from), 0, to - from);
-            });
+    }
+
+    /// Takes the first `extra` scalars of the room after the stored ones as stored.
+    ///
+    /// # Safety
+    /// `extra` is at most the spare room, and each of those scalars has been written (through
+    /// [`Self::stored_and_spare_mut`]) since the buffer last changed length.
+    pub unsafe fn assume_filled(&mut self, extra: usize) {
+        debug_assert!(self.len() + extra <= self.capacity());
         match &mut self.storage {
-            // SAFETY: the first `new_len` scalars are initialised now.
-            Storage::Heap(v) => unsafe { v.set_len(new_len) },
-            Storage::Block { len, .. } => *len = new_len,
+            // SAFETY: the caller wrote them.
+            Storage::Heap(v) => unsafe { v.set_len(v.len() + extra) },
+            Storage::Block { len, .. } => *len += extra,
         }
     }
 
@@ -283,5 +290,23 @@ mod tests {
         assert_eq!(&buf[..], &[s(9), s(2), s(7), s(7), s(5)]);
         buf.clear();
         assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn spare_room_written_in_pieces_becomes_stored() {
+        let block = ScalarBuf::in_block(Box::new(TestBlock(vec![s(0); 6].into_boxed_slice())));
+        for mut buf in [ScalarBuf::with_capacity(6), block] {
+            buf.push(s(1));
+            let (stored, spare) = buf.stored_and_spare_mut();
+            assert_eq!(stored, &[s(1)]);
+            assert!(spare.len() >= 5);
+            let (left, right) = spare.split_at_mut(2);
+            right[0].write(s(4));
+            left[1].write(s(3));
+            left[0].write(s(2));
+            // SAFETY: the first three of the spare room were written just above.
+            unsafe { buf.assume_filled(3) };
+            assert_eq!(&buf[..], &[s(1), s(2), s(3), s(4)]);
+        }
     }
 }

@@ -13,6 +13,8 @@
 //! Columns are numbered as in [`super::AUX_BASE`]: inputs from 0, aux variables from
 //! `AUX_BASE`.
 
+use std::mem::MaybeUninit;
+
 use blstrs::Scalar;
 
 /// Rows per independently decodable chunk (the unit of parallel evaluation).
@@ -216,11 +218,18 @@ impl SparseMatrix {
         }
     }
 
-    /// Evaluates the rows of `chunk` against the witness `z` into `out`, one entry per row of
-    /// the chunk. The matrix must have passed [`SparseMatrix::validate`]
-    /// (or been built here) for columns below `z`'s range.
+    /// Evaluates the rows of `chunk` against the witness `z` into `out`, writing every entry,
+    /// one per row of the chunk (`out` may be uninitialised memory: it is never read). The
+    /// matrix must have passed [`SparseMatrix::validate`] (or been built here) for columns
+    /// below `z`'s range.
     #[inline]
-    pub fn evaluate_chunk(&self, chunk: usize, table: &[Scalar], z: &Witness, out: &mut [Scalar]) {
+    pub fn evaluate_chunk(
+        &self,
+        chunk: usize,
+        table: &[Scalar],
+        z: &Witness,
+        out: &mut [MaybeUninit<Scalar>],
+    ) {
         let mut reader = self.reader(chunk);
         let counts = Counts::shared();
         for slot in out.iter_mut() {
@@ -228,7 +237,7 @@ impl SparseMatrix {
             reader
                 .row(|column, coeff| sum.add(table, coeff, z, column))
                 .expect("validated matrix");
-            *slot = sum.finish(counts);
+            slot.write(sum.finish(counts));
         }
     }
 
@@ -405,11 +414,16 @@ mod tests {
             m.push_row(&terms);
             rows.push(terms);
         }
-        let mut got = vec![Scalar::ZERO; ROWS_PER_CHUNK];
+        let mut out = vec![MaybeUninit::new(Scalar::ZERO); ROWS_PER_CHUNK];
         for chunk in 0..m.chunks() {
             let first = chunk * ROWS_PER_CHUNK;
             let count = ROWS_PER_CHUNK.min(rows.len() - first);
-            m.evaluate_chunk(chunk, &table, &witness, &mut got[..count]);
+            m.evaluate_chunk(chunk, &table, &witness, &mut out[..count]);
+            // SAFETY: initialised above and written again by `evaluate_chunk`.
+            let got: Vec<Scalar> = out[..count]
+                .iter()
+                .map(|v| unsafe { v.assume_init() })
+                .collect();
             for (i, terms) in rows[first..first + count].iter().enumerate() {
                 let mut want = Scalar::ZERO;
                 for &(column, coeff) in terms {

@@ -21,6 +21,7 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 
 use super::assignment::AbcBuffers;
+use super::buffer::ScalarBuf;
 use super::density::Density;
 use super::error::{Groth16Error, Result};
 use super::shape::CircuitShape;
@@ -132,22 +133,35 @@ impl Pce {
             )));
         }
         let n = self.num_constraints;
-        for v in [&mut abc.a, &mut abc.b, &mut abc.c] {
+        // Every row is written exactly once, so the rows go straight into the buffers' spare
+        // room, never zero-filled first.
+        fn rows(v: &mut ScalarBuf, n: usize) -> &mut [std::mem::MaybeUninit<Scalar>] {
             v.clear();
-            v.resize_zeroed(n);
+            v.reserve(n);
+            &mut v.stored_and_spare_mut().1[..n]
         }
+        let (a_rows, b_rows, c_rows) = (
+            rows(&mut abc.a, n),
+            rows(&mut abc.b, n),
+            rows(&mut abc.c, n),
+        );
         let z = &values::Witness::new(inputs, aux);
         let table = &self.coeffs;
-        abc.a
+        a_rows
             .par_chunks_mut(ROWS_PER_CHUNK)
-            .zip(abc.b.par_chunks_mut(ROWS_PER_CHUNK))
-            .zip(abc.c.par_chunks_mut(ROWS_PER_CHUNK))
+            .zip(b_rows.par_chunks_mut(ROWS_PER_CHUNK))
+            .zip(c_rows.par_chunks_mut(ROWS_PER_CHUNK))
             .enumerate()
             .for_each(|(chunk, ((a, b), c))| {
                 self.a.evaluate_chunk(chunk, table, z, a);
                 self.b.evaluate_chunk(chunk, table, z, b);
                 self.c.evaluate_chunk(chunk, table, z, c);
             });
+        for v in [&mut abc.a, &mut abc.b, &mut abc.c] {
+            // SAFETY: `evaluate_chunk` wrote every row of every chunk, and the chunks cover the
+            // first `n` scalars of each buffer's spare room.
+            unsafe { v.assume_filled(n) };
+        }
         Ok(())
     }
 }

@@ -2,6 +2,7 @@
 //! (`enforce` never builds the linear combinations), then the recorded R1CS turns the witness
 //! into a, b and c.
 
+use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use bellperson::{Circuit, ConstraintSystem, SynthesisError, Variable};
@@ -15,14 +16,101 @@ use crate::groth16::buffer::ScalarBuf;
 use crate::groth16::error::{Groth16Error, Result};
 use bellperson::Index;
 
+/// Where a witness-only system keeps its aux values, in allocation order.
+pub trait AuxStore: Default + Send {
+    /// Appends one value.
+    fn push(&mut self, value: Scalar);
+    /// Number of values held.
+    fn held(&self) -> usize;
+    /// Appends every value of `other`, in order.
+    fn append(&mut self, other: &Self);
+}
+
+impl AuxStore for ScalarBuf {
+    #[inline]
+    fn push(&mut self, value: Scalar) {
+        ScalarBuf::push(self, value)
+    }
+
+    fn held(&self) -> usize {
+        self.len()
+    }
+
+    fn append(&mut self, other: &Self) {
+        self.extend_from_slice(other)
+    }
+}
+
+/// The aux store of one range of a [`PartedCircuit`]'s parts: the first `preamble_len` values
+/// (its copy of the preamble, checked and dropped) go to a small vector of their own, the parts'
+/// values straight into `window`, their place in the whole circuit's buffer. Values beyond the
+/// window (parts larger than the recording's average) go to `spill`, and the caller falls back.
+#[derive(Default)]
+pub struct PartWindow<'w> {
+    preamble_len: usize,
+    preamble: Vec<Scalar>,
+    window: &'w mut [MaybeUninit<Scalar>],
+    written: usize,
+    spill: Vec<Scalar>,
+}
+
+impl<'w> PartWindow<'w> {
+    fn new(preamble_len: usize, window: &'w mut [MaybeUninit<Scalar>]) -> Self {
+        Self {
+            preamble_len,
+            preamble: Vec::with_capacity(preamble_len),
+            window,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the parts' values filled the window exactly.
+    fn filled_exactly(&self) -> bool {
+        self.written == self.window.len() && self.spill.is_empty()
+    }
+
+    /// The values in order, in up to three slices.
+    fn slices(&self) -> [&[Scalar]; 3] {
+        // SAFETY: the first `written` entries of the window were written by `push`.
+        let written = unsafe {
+            std::slice::from_raw_parts(self.window.as_ptr() as *const Scalar, self.written)
+        };
+        [&self.preamble, written, &self.spill]
+    }
+}
+
+impl AuxStore for PartWindow<'_> {
+    #[inline]
+    fn push(&mut self, value: Scalar) {
+        if self.preamble.len() < self.preamble_len {
+            self.preamble.push(value);
+        } else if let Some(slot) = self.window.get_mut(self.written) {
+            slot.write(value);
+            self.written += 1;
+        } else {
+            self.spill.push(value);
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.preamble.len() + self.written + self.spill.len()
+    }
+
+    fn append(&mut self, other: &Self) {
+        for slice in other.slices() {
+            slice.iter().for_each(|v| self.push(*v));
+        }
+    }
+}
+
 /// A constraint system that records variable values and counts constraints.
 ///
 /// Extensible like bellperson's prover: circuits that synthesize parts in parallel (WindowPoSt)
 /// build sub-systems and `extend` this one with them, in the order the recorder saw them.
 #[derive(Default)]
-pub struct WitnessCs {
+pub struct WitnessCs<S = ScalarBuf> {
     inputs: Vec<Scalar>,
-    aux: ScalarBuf,
+    aux: S,
     constraints: usize,
 }
 
@@ -44,7 +132,7 @@ impl WitnessCs {
     }
 }
 
-impl ConstraintSystem<Scalar> for WitnessCs {
+impl<S: AuxStore> ConstraintSystem<Scalar> for WitnessCs<S> {
     type Root = Self;
 
     fn new() -> Self {
@@ -58,7 +146,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         AR: Into<String>,
     {
         self.aux.push(f()?);
-        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.held() - 1)))
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
@@ -103,7 +191,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         // The sub-system's first input is its own copy of ONE.
         self.inputs
             .extend_from_slice(other.inputs.get(1..).unwrap_or(&[]));
-        self.aux.extend_from_slice(&other.aux);
+        self.aux.append(&other.aux);
         self.constraints += other.constraints;
     }
 }
@@ -155,8 +243,13 @@ pub fn synthesize_with_pce<C: Circuit<Scalar>>(
 
 /// [`synthesize_with_pce`] for a [`PartedCircuit`]: the preamble once, then the parts in
 /// contiguous ranges, one per thread, each after its own copy of the preamble (whose values must
-/// equal the first copy's and are then dropped), appended in order. The assignment is the one
-/// the whole circuit gives.
+/// equal the first copy's and are then dropped). The assignment is the one the whole circuit
+/// gives.
+///
+/// Each range writes its parts' aux values straight into their place in `buffers.aux` (a
+/// window sized from the recording, whose parts are alike), so the witness is neither held a
+/// second time nor copied: at 32 GiB PoRep that is about 4 GiB per partition. A circuit whose
+/// parts turn out unequal is synthesized again on one thread.
 pub fn synthesize_parted_with_pce<P: PartedCircuit>(
     circuit: &P,
     pce: &Pce,
@@ -165,38 +258,81 @@ pub fn synthesize_parted_with_pce<P: PartedCircuit>(
     let t = std::time::Instant::now();
     let mut cs = WitnessCs::sized_for(pce, buffers.aux)?;
     circuit.synthesize_parts(&mut cs, 0..0)?;
+    if !synthesize_parts_in_windows(circuit, pce, &mut cs)? {
+        log::warn!(
+            "a parted circuit's parts differ in size from the recording's average; \
+             synthesizing it on one thread"
+        );
+        cs = WitnessCs::sized_for(pce, cs.aux)?;
+        circuit.synthesize_parts(&mut cs, 0..circuit.parts())?;
+    }
+    evaluate_witness(cs, pce, buffers.abc, t)
+}
+
+/// Appends the parts of `circuit` to `cs`, which holds its preamble, in parallel ranges
+/// writing into `cs.aux`'s spare room. Ok(false) when the parts do not fill their windows
+/// exactly (parts of unequal size; `cs` is then unchanged but for spare room written).
+fn synthesize_parts_in_windows<P: PartedCircuit>(
+    circuit: &P,
+    pce: &Pce,
+    cs: &mut WitnessCs,
+) -> Result<bool> {
+    let parts = circuit.parts();
+    let WitnessCs {
+        inputs,
+        aux,
+        constraints,
+    } = cs;
     // The preamble as a part's own system holds it: without the ONE input.
-    let (preamble_inputs, preamble_aux, preamble_constraints) =
-        (cs.inputs.len() - 1, cs.aux.len(), cs.constraints);
-    let ranges = part_ranges(circuit.parts(), rayon::current_num_threads());
-    // Sized from the recording (parts of one circuit are alike), so no part grows by doubling.
-    let aux_per_part = pce.num_aux.saturating_sub(preamble_aux) / circuit.parts().max(1);
-    let parts: Vec<_> = ranges
+    let (preamble_inputs, preamble_constraints) = (inputs.len() - 1, *constraints);
+    let (preamble, spare) = aux.stored_and_spare_mut();
+    let body = pce.num_aux.saturating_sub(preamble.len());
+    if parts == 0 || body % parts != 0 || spare.len() < body {
+        return Ok(false);
+    }
+    let per_part = body / parts;
+    let mut rest = &mut spare[..body];
+    let mut windows = Vec::new();
+    for range in part_ranges(parts, rayon::current_num_threads()) {
+        let (window, tail) = std::mem::take(&mut rest).split_at_mut(per_part * range.len());
+        windows.push((range, window));
+        rest = tail;
+    }
+    let preamble: &[Scalar] = preamble;
+    let ranges: Vec<_> = windows
         .into_par_iter()
-        .map(|range| {
+        .map(|(range, window)| {
             let mut part = WitnessCs {
-                aux: ScalarBuf::with_capacity(preamble_aux + aux_per_part * range.len()),
+                aux: PartWindow::new(preamble.len(), window),
                 ..WitnessCs::default()
             };
             circuit.synthesize_parts(&mut part, range).map(|()| part)
         })
         .collect();
-    for (i, part) in parts.into_iter().enumerate() {
+    let (mut new_inputs, mut new_constraints, mut filled) = (Vec::new(), 0, true);
+    for (i, part) in ranges.into_iter().enumerate() {
         let part = part?;
-        let same_preamble = part.inputs.get(..preamble_inputs)
-            == cs.inputs.get(1..=preamble_inputs)
-            && part.aux.get(..preamble_aux) == Some(&cs.aux[..preamble_aux])
+        let same_preamble = part.inputs.get(..preamble_inputs) == inputs.get(1..=preamble_inputs)
+            && part.aux.preamble == preamble
             && part.constraints >= preamble_constraints;
         if !same_preamble {
             return Err(Groth16Error::ShapeMismatch(format!(
                 "part range {i} of the circuit synthesized a different preamble"
             )));
         }
-        cs.inputs.extend_from_slice(&part.inputs[preamble_inputs..]);
-        cs.aux.extend_from_slice(&part.aux[preamble_aux..]);
-        cs.constraints += part.constraints - preamble_constraints;
+        filled &= part.aux.filled_exactly();
+        new_inputs.extend_from_slice(&part.inputs[preamble_inputs..]);
+        new_constraints += part.constraints - preamble_constraints;
     }
-    evaluate_witness(cs, pce, buffers.abc, t)
+    if !filled {
+        return Ok(false);
+    }
+    inputs.extend_from_slice(&new_inputs);
+    *constraints += new_constraints;
+    // SAFETY: the windows tile the first `body` scalars of the spare room, and each was
+    // filled exactly (every entry written by `PartWindow::push`).
+    unsafe { aux.assume_filled(body) };
+    Ok(true)
 }
 
 /// `parts` split into at most `threads` contiguous ranges of near-equal length, in order.
