@@ -6,11 +6,12 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bellperson::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
-use cuzk::groth16::{
-    pce, synthesize, synthesize_parted_with_pce, BufferSet, PartedCircuit, WholeCircuit,
-};
+use cuzk::groth16::{pce, synthesize, synthesize_parted_with_pce, BufferSet, WholeCircuit};
+
+#[path = "common/parted.rs"]
+mod parted;
+use parted::Chains;
 
 /// The system allocator, counting the bytes held now and the most held since `reset_peak`.
 struct Counting;
@@ -59,59 +60,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// A public seed x and its square (the preamble), then parts of `steps` allocations each: part
-/// i multiplies by i + 2 at every step, then makes its end a public input.
-#[derive(Clone, Copy)]
-struct Powers {
-    parts: usize,
-    steps: usize,
-}
-
-impl PartedCircuit for Powers {
-    fn parts(&self) -> usize {
-        self.parts
-    }
-
-    fn synthesize_parts<CS: ConstraintSystem<Scalar>>(
-        &self,
-        cs: &mut CS,
-        parts: std::ops::Range<usize>,
-    ) -> Result<(), SynthesisError> {
-        let x = Scalar::from(7u64);
-        let x_var = cs.alloc_input(|| "x", || Ok(x))?;
-        let square_var = cs.alloc(|| "x^2", || Ok(x * x))?;
-        cs.enforce(
-            || "square",
-            |l| l + x_var,
-            |l| l + x_var,
-            |l| l + square_var,
-        );
-        for i in parts {
-            let factor = Scalar::from(i as u64 + 2);
-            let (mut value, mut var) = (x * x, square_var);
-            for _ in 0..self.steps {
-                let next = value * factor;
-                let next_var = cs.alloc(|| "step", || Ok(next))?;
-                cs.enforce(
-                    || "step",
-                    |l| l + var,
-                    |l| l + (factor, CS::one()),
-                    |l| l + next_var,
-                );
-                (value, var) = (next, next_var);
-            }
-            let end = cs.alloc_input(|| "end", || Ok(value))?;
-            cs.enforce(|| "end", |l| l + var, |l| l + CS::one(), |l| l + end);
-        }
-        Ok(())
-    }
-}
-
 #[test]
 fn parted_synthesis_keeps_no_second_copy_of_the_parts_values() {
-    let circuit = Powers {
+    let circuit = Chains {
+        seed: 7,
         parts: 8,
         steps: 1 << 13,
+        unequal_parts: false,
+        preamble_depends_on_range: false,
     };
     let recorded = pce::record(WholeCircuit(circuit)).unwrap();
     let want = synthesize(WholeCircuit(circuit), BufferSet::default()).unwrap();

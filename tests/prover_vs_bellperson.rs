@@ -10,10 +10,13 @@ use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
     pce, synthesize, synthesize_parted_with_pce, synthesize_with_pce, verify, Assignment,
-    BufferSet, CpuBackend, Groth16Error, PartedCircuit, Proof, ProverBackend, Randomness, Srs,
-    WholeCircuit,
+    BufferSet, CpuBackend, Groth16Error, Proof, ProverBackend, Randomness, Srs, WholeCircuit,
 };
 use rand::SeedableRng;
+
+#[path = "common/parted.rs"]
+mod parted;
+use parted::Chains;
 use rand_chacha::ChaCha20Rng;
 
 fn rng(seed: u64) -> ChaCha20Rng {
@@ -366,64 +369,6 @@ fn a_circuit_that_differs_from_its_recording_is_an_error_and_a_saved_pce_round_t
         .contains("left in the file"));
 }
 
-/// A parted circuit: the preamble squares a public seed; part i multiplies the square by
-/// constants in a chain of steps (2, or 1 to 3 with `unequal_parts`) and makes the end a public
-/// input. With `preamble_depends_on_range`, the preamble's seed moves with the first part
-/// synthesized: a circuit that breaks [`PartedCircuit`]'s contract.
-struct Chains {
-    seed: u64,
-    parts: usize,
-    unequal_parts: bool,
-    preamble_depends_on_range: bool,
-}
-
-impl PartedCircuit for Chains {
-    fn parts(&self) -> usize {
-        self.parts
-    }
-
-    fn synthesize_parts<CS: bellperson::ConstraintSystem<Scalar>>(
-        &self,
-        cs: &mut CS,
-        parts: std::ops::Range<usize>,
-    ) -> Result<(), bellperson::SynthesisError> {
-        let shift = if self.preamble_depends_on_range {
-            parts.start as u64
-        } else {
-            0
-        };
-        let x = Scalar::from(self.seed + shift);
-        let x_var = cs.alloc_input(|| "x", || Ok(x))?;
-        let square = x * x;
-        let square_var = cs.alloc(|| "x^2", || Ok(square))?;
-        cs.enforce(
-            || "square",
-            |l| l + x_var,
-            |l| l + x_var,
-            |l| l + square_var,
-        );
-        for i in parts {
-            let (mut value, mut var) = (square, square_var);
-            let steps = if self.unequal_parts { 1 + i % 3 } else { 2 };
-            for step in 0..steps {
-                let factor = Scalar::from((i + step + 2) as u64);
-                let next = value * factor;
-                let next_var = cs.alloc(|| "step", || Ok(next))?;
-                cs.enforce(
-                    || "step",
-                    |l| l + var,
-                    |l| l + (factor, CS::one()),
-                    |l| l + next_var,
-                );
-                (value, var) = (next, next_var);
-            }
-            let out = cs.alloc_input(|| "end", || Ok(value))?;
-            cs.enforce(|| "end", |l| l + var, |l| l + CS::one(), |l| l + out);
-        }
-        Ok(())
-    }
-}
-
 /// Equal parts are written by their threads straight into the buffer set; unequal ones overflow
 /// or underfill those windows and are synthesized again on one thread. Both must give the whole
 /// circuit's assignment.
@@ -438,6 +383,7 @@ fn a_parted_circuit_synthesized_in_parallel_is_the_whole_circuit_and_a_moving_pr
         let chains = |preamble_depends_on_range| Chains {
             seed: 11,
             parts,
+            steps: 2,
             unequal_parts,
             preamble_depends_on_range,
         };

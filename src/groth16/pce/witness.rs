@@ -44,7 +44,9 @@ impl AuxStore for ScalarBuf {
 /// The aux store of one range of a [`PartedCircuit`]'s parts: the first `preamble_len` values
 /// (its copy of the preamble, checked and dropped) go to a small vector of their own, the parts'
 /// values straight into `window`, their place in the whole circuit's buffer. Values beyond the
-/// window (parts larger than the recording's average) go to `spill`, and the caller falls back.
+/// window go to `spill`: all of a sub-system's (a `CS::new()` has no window), to be appended to
+/// its parent in order; for a range itself, parts larger than the recording's average, and the
+/// caller falls back.
 #[derive(Default)]
 pub struct PartWindow<'w> {
     preamble_len: usize,

@@ -1,0 +1,69 @@
+//! A parted test circuit shared by the test binaries that check parallel (parted) synthesis.
+
+use bellperson::{ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use cuzk::groth16::PartedCircuit;
+
+/// A parted circuit: the preamble squares a public seed; part i multiplies the square by
+/// constants in a chain of `steps` steps (1 to 3 with `unequal_parts`) and makes the end a public
+/// input. With `preamble_depends_on_range`, the preamble's seed moves with the first part
+/// synthesized: a circuit that breaks [`PartedCircuit`]'s contract.
+#[derive(Clone, Copy)]
+pub struct Chains {
+    pub seed: u64,
+    pub parts: usize,
+    pub steps: usize,
+    pub unequal_parts: bool,
+    pub preamble_depends_on_range: bool,
+}
+
+impl PartedCircuit for Chains {
+    fn parts(&self) -> usize {
+        self.parts
+    }
+
+    fn synthesize_parts<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        parts: std::ops::Range<usize>,
+    ) -> Result<(), SynthesisError> {
+        let shift = if self.preamble_depends_on_range {
+            parts.start as u64
+        } else {
+            0
+        };
+        let x = Scalar::from(self.seed + shift);
+        let x_var = cs.alloc_input(|| "x", || Ok(x))?;
+        let square = x * x;
+        let square_var = cs.alloc(|| "x^2", || Ok(square))?;
+        cs.enforce(
+            || "square",
+            |l| l + x_var,
+            |l| l + x_var,
+            |l| l + square_var,
+        );
+        for i in parts {
+            let (mut value, mut var) = (square, square_var);
+            let steps = if self.unequal_parts {
+                1 + i % 3
+            } else {
+                self.steps
+            };
+            for step in 0..steps {
+                let factor = Scalar::from((i + step + 2) as u64);
+                let next = value * factor;
+                let next_var = cs.alloc(|| "step", || Ok(next))?;
+                cs.enforce(
+                    || "step",
+                    |l| l + var,
+                    |l| l + (factor, CS::one()),
+                    |l| l + next_var,
+                );
+                (value, var) = (next, next_var);
+            }
+            let out = cs.alloc_input(|| "end", || Ok(value))?;
+            cs.enforce(|| "end", |l| l + var, |l| l + CS::one(), |l| l + out);
+        }
+        Ok(())
+    }
+}
