@@ -1,17 +1,24 @@
 //! Peak heap of a parted circuit's PCE synthesis: each range of parts writes its values into the
-//! caller's buffer set, not into heap vectors of its own that are then copied (at 32 GiB PoRep
-//! those were about 4 GiB per partition, counted by no budget). Its own test binary: the
-//! counting allocator sees every thread of the process, so nothing else may run beside it.
+//! caller's buffer set, not into heap vectors of its own that are then copied (at 32 GiB those
+//! were about 4 GiB per PoRep or WindowPoSt partition, counted by no budget). Its own test
+//! binary: the counting allocator sees every thread of the process, so its tests take turns
+//! (`ONE_AT_A_TIME`) and nothing else runs beside them.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use blstrs::Scalar;
 use cuzk::groth16::{pce, synthesize, synthesize_parted_with_pce, BufferSet, WholeCircuit};
 
+#[path = "common/mod.rs"]
+mod fixture;
 #[path = "common/parted.rs"]
 mod parted;
 use parted::Chains;
+
+/// Held by each test while it counts.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The system allocator, counting the bytes held now and the most held since `reset_peak`.
 struct Counting;
@@ -62,6 +69,7 @@ static ALLOCATOR: Counting = Counting;
 
 #[test]
 fn parted_synthesis_keeps_no_second_copy_of_the_parts_values() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let circuit = Chains {
         seed: 7,
         parts: 8,
@@ -79,12 +87,10 @@ fn parted_synthesis_keeps_no_second_copy_of_the_parts_values() {
     // A set with room for everything, as the engine's pool lends it, allocated before counting.
     let set = BufferSet::with_capacity(recorded.num_constraints.max(recorded.num_aux));
 
-    let before = HELD.load(Ordering::SeqCst);
-    PEAK.store(before, Ordering::SeqCst);
-    let got = pool
-        .install(|| synthesize_parted_with_pce(&circuit, &recorded, set))
-        .unwrap();
-    let peak_growth = PEAK.load(Ordering::SeqCst) - before;
+    let (got, peak_growth) = peak_heap_growth(|| {
+        pool.install(|| synthesize_parted_with_pce(&circuit, &recorded, set))
+            .unwrap()
+    });
 
     assert_eq!(got.aux[..], want.aux[..]);
     assert_eq!(got.inputs, want.inputs);
@@ -97,4 +103,71 @@ fn parted_synthesis_keeps_no_second_copy_of_the_parts_values() {
         peak_growth < aux_bytes / 8,
         "synthesis grew the heap by {peak_growth} bytes at its peak; aux is {aux_bytes}"
     );
+}
+
+/// Peak heap growth while `synthesize` runs.
+fn peak_heap_growth<T>(synthesize: impl FnOnce() -> T) -> (T, usize) {
+    let before = HELD.load(Ordering::SeqCst);
+    PEAK.store(before, Ordering::SeqCst);
+    let out = synthesize();
+    (out, PEAK.load(Ordering::SeqCst) - before)
+}
+
+/// WinningPoSt and WindowPoSt partitions are many alike sectors, which storage-proofs
+/// synthesizes in parallel chunks, each into a sub-system of its own (all held until they are
+/// appended in order). Through the PCE the sectors are parts written into the set instead; on
+/// the plain path the chunks come in waves. Both give the assignment storage-proofs' way gives.
+#[test]
+fn post_synthesis_keeps_no_second_copy_of_the_sectors_values() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let fx = fixture::fixture();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    for name in ["winning", "window"] {
+        let request = fx.data.request(name).unwrap();
+        let kind = request.circuit_kind();
+        let srs = fx.srs.get(kind).unwrap();
+        let pce = cuzk::proofs::pce::kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+        let set = || BufferSet::with_capacity(pce.num_constraints.max(pce.num_aux));
+        let aux_bytes = pce.num_aux * std::mem::size_of::<Scalar>();
+        let set_bytes = (3 * pce.num_constraints + pce.num_aux) * std::mem::size_of::<Scalar>();
+        let plain_set = set();
+        let ((want, _), plain_growth) = peak_heap_growth(|| {
+            pool.install(|| request.synthesize_partition(0, plain_set, None))
+                .unwrap()
+        });
+        // The plain path synthesizes the sectors in 16 waves of parallel chunks. WinningPoSt's
+        // 66 sectors then hold about a sixteenth of the circuit at a time (1,675,432 bytes for
+        // an 11,658,336-byte set); storage-proofs' one wave held it all a second time
+        // (17,207,112). WindowPoSt at 2 KiB has only 2 sectors, so no wave can hold less than
+        // half of it.
+        if name == "winning" {
+            assert!(
+                plain_growth < set_bytes / 4,
+                "{name}: plain synthesis grew the heap by {plain_growth} bytes at its peak; \
+                 the set is {set_bytes}"
+            );
+        }
+        let set = set();
+        let ((got, _), peak_growth) = peak_heap_growth(|| {
+            pool.install(|| request.synthesize_partition(0, set, Some(&pce)))
+                .unwrap()
+        });
+        assert_eq!(got.aux[..], want.aux[..], "{name}");
+        assert_eq!(got.inputs, want.inputs, "{name}");
+        assert_eq!(got.abc.a[..], want.abc.a[..], "{name}");
+        assert_eq!(got.abc.b[..], want.abc.b[..], "{name}");
+        assert_eq!(got.abc.c[..], want.abc.c[..], "{name}");
+        // The 2 KiB circuits are small, so the gadgets' own transient allocations on four
+        // threads (about 200 KB) weigh here; holding the sectors' values a second time was
+        // 1.5 to 1.7 times aux (4,480,224 bytes for winning's 2,933,568, 1,219,952 for
+        // window's 708,096), and at 32 GiB it is gigabytes.
+        assert!(
+            peak_growth < aux_bytes / 2,
+            "{name}: synthesis grew the heap by {peak_growth} bytes at its peak; aux is \
+             {aux_bytes}"
+        );
+    }
 }

@@ -214,6 +214,21 @@ pub trait PartedCircuit: Sync {
         cs: &mut CS,
         parts: Range<usize>,
     ) -> std::result::Result<(), SynthesisError>;
+
+    /// Synthesizes the whole circuit for a system that evaluates every constraint (the plain
+    /// prover, the recorder). By default the preamble and every part in order; a circuit whose
+    /// own code does that faster (in parallel on an extensible system) says so here. Either
+    /// way the allocations and constraints are those of `synthesize_parts(cs, 0..parts())`.
+    fn synthesize_whole<CS: ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> std::result::Result<(), SynthesisError>
+    where
+        Self: Sized,
+    {
+        let parts = self.parts();
+        self.synthesize_parts(cs, 0..parts)
+    }
 }
 
 /// The whole of a [`PartedCircuit`] as one circuit (for the recorder and the plain prover).
@@ -224,8 +239,7 @@ impl<P: PartedCircuit> Circuit<Scalar> for WholeCircuit<P> {
         self,
         cs: &mut CS,
     ) -> std::result::Result<(), SynthesisError> {
-        let parts = self.0.parts();
-        self.0.synthesize_parts(cs, 0..parts)
+        self.0.synthesize_whole(cs)
     }
 }
 
