@@ -2,15 +2,18 @@
 //! pre-compiled constraint system (witness generation plus a parallel sparse product) against
 //! evaluating every constraint as the circuit enforces it (cuzk's synthesis before the PCE, the
 //! way bellperson's prover does it). Also the PCE's size: per 2 KiB circuit, and for PoRep at
-//! 8 MiB and 512 MiB (recorded here) extrapolated per constraint to a 32 GiB partition.
+//! 8 MiB and 512 MiB (recorded here) extrapolated per constraint to a 32 GiB partition. And
+//! recording a PCE from one part (sector) against recording it constraint by constraint.
 
 mod common;
 #[path = "../tests/common/mod.rs"]
 mod fixture;
 
-use common::{interleaved, report, selected};
-use cuzk::groth16::BufferSet;
-use cuzk::proofs::circuits::CircuitKind;
+use bellperson::Circuit;
+use blstrs::Scalar;
+use common::{interleaved, report, selected, time_ms};
+use cuzk::groth16::{pce, BufferSet, Pce};
+use cuzk::proofs::circuits::{BlankCircuitVisitor, CircuitKind};
 use cuzk::proofs::pce::{kind_pce, record_kind};
 
 /// Constraints of one 32 GiB PoRep partition (`cuzk params pce porep-32g`).
@@ -18,15 +21,20 @@ const POREP_32G_CONSTRAINTS: f64 = 130_278_869.0;
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let fx = fixture::fixture();
-    for (case, name, runs) in [
+    let cases = [
         ("porep-2k", "porep-v1_1", 5),
         ("snap-2k", "snap", 5),
         ("winning-2k", "winning", 9),
-    ] {
-        if !selected(case) {
+    ];
+    // The 2 KiB test data and parameters, made only when a synthesis case runs.
+    let fixture = cases
+        .iter()
+        .any(|(case, _, _)| selected(case))
+        .then(fixture::fixture);
+    for (case, name, runs) in cases {
+        let (Some(fx), true) = (&fixture, selected(case)) else {
             continue;
-        }
+        };
         let request = fx.data.request(name).unwrap();
         let kind = request.circuit_kind();
         let srs = fx.srs.get(kind).unwrap();
@@ -82,4 +90,61 @@ fn main() {
              unit=GiB bytes_per_constraint={worst:.2} anchor_gib=26"
         );
     }
+    // Recording a PCE: from one part, replicated (ours), against constraint by constraint.
+    // The production sizes take minutes and gigabytes, so they run only when named
+    // (`cargo bench --bench synth -- record-window-32g`), once each.
+    for (case, runs) in [
+        ("record-winning-2k", 5),
+        ("record-winning-8m", 3),
+        ("record-window-32g", 1),
+        ("record-winning-32g", 1),
+    ] {
+        let production = case.ends_with("32g");
+        if !(selected(case) && (!production || named(case))) {
+            continue;
+        }
+        let kind = CircuitKind::parse(case.trim_start_matches("record-")).unwrap();
+        let mut recorded = None;
+        let mut ours = || recorded = Some(record_kind(kind).expect("recording"));
+        let mut whole = None;
+        let mut base = || whole = Some(record_whole(kind));
+        let (ours_ms, base_ms) = if production {
+            (time_ms(&mut ours).0, time_ms(&mut base).0)
+        } else {
+            interleaved(runs, ours, base)
+        };
+        let (recorded, whole) = (recorded.unwrap(), whole.unwrap());
+        assert!(recorded == whole, "{case}: the recordings differ");
+        report(
+            &format!("synth/{case}"),
+            ours_ms,
+            Some(base_ms),
+            runs,
+            &format!(
+                "constraints={} nonzeros={} pce_bytes={}",
+                recorded.num_constraints,
+                recorded.nonzeros(),
+                recorded.byte_size()
+            ),
+        );
+    }
+}
+
+/// Whether `case` was named exactly on the command line.
+fn named(case: &str) -> bool {
+    std::env::args().skip(1).any(|a| a == case)
+}
+
+/// Records `kind`'s blank circuit whole, constraint by constraint, as cuzk did before it
+/// replicated parts.
+fn record_whole(kind: CircuitKind) -> Pce {
+    struct Whole(Option<Pce>);
+    impl BlankCircuitVisitor for Whole {
+        fn visit<C: Circuit<Scalar>>(&mut self, circuit: C) {
+            self.0 = Some(pce::record(circuit).expect("recording"));
+        }
+    }
+    let mut whole = Whole(None);
+    kind.visit_blank(&mut whole).expect("blank circuit");
+    whole.0.expect("visited")
 }

@@ -457,3 +457,60 @@ fn every_kind_synthesizes_the_same_with_and_without_pce_and_a_foreign_pce_is_ref
     let (without, _) = prove_with_randomness(&winning, &off, &CpuBackend, &randomness).unwrap();
     assert_eq!(with, without, "winning: PCE on and off prove differently");
 }
+
+/// Records storage-proofs' blank PoSt circuit for `cfg` constraint by constraint: what the
+/// parameters are made from.
+fn record_blank_post<Tree: 'static + storage_proofs_core::merkle::MerkleTreeTrait>(
+    cfg: &filecoin_proofs::types::PoStConfig,
+) -> cuzk::groth16::Pce {
+    use filecoin_proofs::parameters::{window_post_public_params, winning_post_public_params};
+    use storage_proofs_core::compound_proof::CompoundProof;
+    use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
+    let pp = match cfg.typ {
+        filecoin_proofs::PoStType::Winning => winning_post_public_params::<Tree>(cfg),
+        filecoin_proofs::PoStType::Window => window_post_public_params::<Tree>(cfg),
+    }
+    .unwrap();
+    let circuit = <FallbackPoStCompound<Tree> as CompoundProof<
+        FallbackPoSt<'_, Tree>,
+        FallbackPoStCircuit<Tree>,
+    >>::blank_circuit(&pp);
+    cuzk::groth16::pce::record(circuit).unwrap()
+}
+
+/// A PoSt partition's constraint system is recorded from one sector and replicated (WinningPoSt:
+/// 66 alike sectors), or whole (2 KiB WindowPoSt has only two); either way it is exactly what
+/// recording storage-proofs' blank circuit gives.
+#[test]
+fn post_constraint_systems_recorded_from_one_sector_are_the_whole_recordings() {
+    use cuzk::groth16::{pce, PartedCircuit};
+    use cuzk::proofs::circuits::{BlankCircuitVisitor, CircuitKind};
+    use cuzk::proofs::pce::record_kind;
+    use filecoin_proofs::with_shape;
+    use filecoin_proofs_api::RegisteredPoStProof as P;
+
+    /// Notes whether a blank circuit's parts replicate.
+    #[derive(Default)]
+    struct Replicates(Option<bool>);
+    impl BlankCircuitVisitor for Replicates {
+        fn visit<C: Circuit<Scalar>>(&mut self, _: C) {}
+        fn visit_parted<P: PartedCircuit>(&mut self, circuit: P) {
+            self.0 = Some(pce::replicate_parts(&circuit).unwrap().is_some());
+        }
+    }
+
+    for (name, registered, replicated) in [
+        ("winning-2k", P::StackedDrgWinning2KiBV1, true),
+        ("winning-8m", P::StackedDrgWinning8MiBV1, true),
+        ("window-2k", P::StackedDrgWindow2KiBV1_2, false),
+    ] {
+        let kind = CircuitKind::parse(name).unwrap();
+        let mut replicates = Replicates::default();
+        kind.visit_blank(&mut replicates).unwrap();
+        assert_eq!(replicates.0, Some(replicated), "{name}");
+        let cfg = registered.as_v1_config();
+        let whole = with_shape!(u64::from(cfg.sector_size), record_blank_post, &cfg);
+        let recorded = record_kind(kind).unwrap();
+        assert!(recorded == whole, "{name}: the recordings differ");
+    }
+}

@@ -75,6 +75,7 @@ fn parted_synthesis_keeps_no_second_copy_of_the_parts_values() {
         parts: 8,
         steps: 1 << 13,
         unequal_parts: false,
+        part_factors: true,
         preamble_depends_on_range: false,
     };
     let recorded = pce::record(WholeCircuit(circuit)).unwrap();

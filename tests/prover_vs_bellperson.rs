@@ -385,6 +385,7 @@ fn a_parted_circuit_synthesized_in_parallel_is_the_whole_circuit_and_a_moving_pr
             parts,
             steps: 2,
             unequal_parts,
+            part_factors: true,
             preamble_depends_on_range,
         };
         let recorded = pce::record(WholeCircuit(chains(false))).unwrap();
@@ -410,6 +411,35 @@ fn a_parted_circuit_synthesized_in_parallel_is_the_whole_circuit_and_a_moving_pr
                 "{parts} parts, moving preamble: {:?}",
                 other.map(|a| a.aux.len())
             ),
+        }
+    }
+}
+
+/// A circuit of alike parts is recorded from its preamble and one part, replicated; any other
+/// (parts of unequal size, parts with coefficients of their own, too few parts) constraint by
+/// constraint. Either way the recording is exactly the whole circuit's.
+#[test]
+fn a_circuit_of_alike_parts_is_recorded_from_one_part_as_the_whole_circuit_is() {
+    for parts in [1, 2, 3, 8] {
+        for (unequal_parts, part_factors) in [(false, false), (false, true), (true, false)] {
+            let chains = Chains {
+                seed: 3,
+                parts,
+                steps: 2,
+                unequal_parts,
+                part_factors,
+                preamble_depends_on_range: false,
+            };
+            let case =
+                format!("{parts} parts, unequal {unequal_parts}, own factors {part_factors}");
+            let whole = pce::record(WholeCircuit(chains)).unwrap();
+            let replicated = pce::replicate_parts(&chains).unwrap();
+            let alike = !unequal_parts && !part_factors;
+            assert_eq!(replicated.is_some(), parts >= 3 && alike, "{case}");
+            if let Some(replicated) = replicated {
+                assert_eq!(replicated, whole, "{case}");
+            }
+            assert_eq!(pce::record_parted(chains).unwrap(), whole, "{case}");
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The catalogue of Filecoin circuits: for a registered proof, its blank circuit (for parameter
 //! generation), its parameter cache id and metadata, exactly as filecoin-proofs computes them.
 
+use super::post::SectorParts;
+use crate::groth16::{PartedCircuit, WholeCircuit};
 use bellperson::Circuit;
 use blstrs::Scalar;
 use filecoin_proofs::constants::DefaultPieceHasher;
@@ -41,6 +43,13 @@ pub enum CircuitKind {
 pub trait BlankCircuitVisitor {
     /// Called once with the blank circuit (no witness values).
     fn visit<C: Circuit<Scalar>>(&mut self, circuit: C);
+
+    /// Called instead of [`BlankCircuitVisitor::visit`] for a circuit that is also known as
+    /// its parts (a PoSt partition: one part per sector). By default the whole circuit is
+    /// visited; a visitor that gains from the parts (the PCE recorder) takes them here.
+    fn visit_parted<P: PartedCircuit>(&mut self, circuit: P) {
+        self.visit(WholeCircuit(circuit));
+    }
 }
 
 /// Identity of a parameter set in filecoin-proofs' cache.
@@ -223,7 +232,7 @@ fn post_blank<Tree: 'static + MerkleTreeTrait>(
         FallbackPoSt<'_, Tree>,
         FallbackPoStCircuit<Tree>,
     >>::blank_circuit(&pp);
-    visitor.visit(circuit);
+    visitor.visit_parted(SectorParts(circuit));
     Ok(())
 }
 

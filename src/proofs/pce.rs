@@ -14,8 +14,8 @@ use log::{info, warn};
 
 use super::circuits::{BlankCircuitVisitor, CircuitKind};
 use super::error::{ProofError, ProofResult};
-use crate::groth16::pce::{file, record};
-use crate::groth16::{CircuitShape, Groth16Error, Pce, Srs};
+use crate::groth16::pce::{file, record, record_parted};
+use crate::groth16::{CircuitShape, Groth16Error, PartedCircuit, Pce, Srs};
 
 /// Where a kind's PCE is saved: next to its parameters, `v28-<cache id>.pce`.
 pub fn pce_path(kind: CircuitKind, params_dir: &Path) -> ProofResult<PathBuf> {
@@ -29,6 +29,10 @@ pub fn record_kind(kind: CircuitKind) -> ProofResult<Pce> {
     impl BlankCircuitVisitor for Recorder {
         fn visit<C: Circuit<Scalar>>(&mut self, circuit: C) {
             self.0 = Some(record(circuit));
+        }
+
+        fn visit_parted<P: PartedCircuit>(&mut self, circuit: P) {
+            self.0 = Some(record_parted(circuit));
         }
     }
     let mut recorder = Recorder(None);

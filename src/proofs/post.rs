@@ -563,7 +563,7 @@ pub fn merge_window_post_partition_proofs(partitions: &[Vec<u8>]) -> ProofResult
 /// beside the buffer set, and copied on one thread. As parts, each range of sectors writes
 /// into the set on the PCE path; on the plain path the chunks go in waves (see
 /// [`SectorParts::synthesize_whole`]).
-struct SectorParts<Tree: MerkleTreeTrait>(FallbackPoStCircuit<Tree>);
+pub(crate) struct SectorParts<Tree: MerkleTreeTrait>(pub(crate) FallbackPoStCircuit<Tree>);
 
 /// The plain path synthesizes a PoSt partition in this many waves of parallel chunks, so the
 /// chunks held at once are about this fraction of the circuit (1 GiB at 32 GiB WindowPoSt).

@@ -6,14 +6,16 @@ use cuzk::groth16::PartedCircuit;
 
 /// A parted circuit: the preamble squares a public seed; part i multiplies the square by
 /// constants in a chain of `steps` steps (1 to 3 with `unequal_parts`) and makes the end a public
-/// input. With `preamble_depends_on_range`, the preamble's seed moves with the first part
-/// synthesized: a circuit that breaks [`PartedCircuit`]'s contract.
+/// input. The constants are 2, 3, ... or, with `part_factors`, i + 2, i + 3, ... (then no two
+/// parts have the same coefficients). With `preamble_depends_on_range`, the preamble's seed
+/// moves with the first part synthesized: a circuit that breaks [`PartedCircuit`]'s contract.
 #[derive(Clone, Copy)]
 pub struct Chains {
     pub seed: u64,
     pub parts: usize,
     pub steps: usize,
     pub unequal_parts: bool,
+    pub part_factors: bool,
     pub preamble_depends_on_range: bool,
 }
 
@@ -50,7 +52,8 @@ impl PartedCircuit for Chains {
                 self.steps
             };
             for step in 0..steps {
-                let factor = Scalar::from((i + step + 2) as u64);
+                let first = if self.part_factors { i } else { 0 };
+                let factor = Scalar::from((first + step + 2) as u64);
                 let next = value * factor;
                 let next_var = cs.alloc(|| "step", || Ok(next))?;
                 cs.enforce(

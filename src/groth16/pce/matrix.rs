@@ -14,6 +14,7 @@
 //! `AUX_BASE`.
 
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
 use blstrs::Scalar;
 
@@ -255,6 +256,48 @@ impl SparseMatrix {
         }
     }
 
+    /// Calls `row(terms)` for every row in `rows`, in order, with the row's (column,
+    /// coefficient) pairs as [`SparseMatrix::push_row`] took them. Rows past the end are
+    /// skipped.
+    pub fn for_each_row(&self, rows: Range<usize>, mut row: impl FnMut(&[(u64, Coeff)])) {
+        let rows = rows.start..rows.end.min(self.rows);
+        if rows.is_empty() {
+            return;
+        }
+        let chunk = rows.start / ROWS_PER_CHUNK;
+        let mut reader = self.reader(chunk);
+        let mut terms = Vec::new();
+        for index in chunk * ROWS_PER_CHUNK..rows.end {
+            if index % ROWS_PER_CHUNK == 0 {
+                reader = self.reader(index / ROWS_PER_CHUNK);
+            }
+            terms.clear();
+            reader
+                .row(|column, coeff| terms.push((column, coeff)))
+                .expect("validated matrix");
+            if index >= rows.start {
+                row(&terms);
+            }
+        }
+    }
+
+    /// Reserves room for about `bytes` more bytes of encoded rows.
+    pub fn reserve(&mut self, bytes: usize, rows: usize) {
+        self.bytes.reserve(bytes);
+        self.chunk_starts.reserve(rows.div_ceil(ROWS_PER_CHUNK));
+    }
+
+    /// Bytes of encoded rows (without the chunk offsets).
+    pub fn encoded_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Frees the room reserved beyond what the rows hold.
+    pub fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.chunk_starts.shrink_to_fit();
+    }
+
     /// Checks a matrix read from outside: every chunk decodes, ends where the next begins,
     /// every column passes `column_ok` and every table index is below `table_len`, and the
     /// counts agree.
@@ -356,6 +399,21 @@ mod tests {
         let mut got = Vec::new();
         m.for_each_term(|r, c, k| got.push((r, c, k)));
         assert_eq!(got, want);
+        for rows in [0..0, 0..3000, 5..6, 1000..2100, 2047..2049, 2990..4000] {
+            let mut seen = Vec::new();
+            let mut next = rows.start;
+            m.for_each_row(rows.clone(), |terms| {
+                seen.extend(terms.iter().map(|&(c, k)| (next, c, k)));
+                next += 1;
+            });
+            let expected: Vec<_> = want
+                .iter()
+                .filter(|(r, _, _)| rows.contains(r))
+                .copied()
+                .collect();
+            assert_eq!(seen, expected, "rows {rows:?}");
+            assert_eq!(next, rows.end.min(3000).max(rows.start), "rows {rows:?}");
+        }
         let below = |limit: u64| move |c: u64| c < AUX_BASE + limit;
         assert!(m.validate(below(1 << 40), u32::MAX as usize + 1).is_ok());
         assert!(m.validate(below(1 << 39), u32::MAX as usize + 1).is_err());

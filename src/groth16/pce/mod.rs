@@ -12,6 +12,7 @@
 pub mod file;
 pub mod matrix;
 pub mod recorder;
+pub mod replicate;
 pub mod values;
 pub mod witness;
 
@@ -27,7 +28,7 @@ use super::error::{Groth16Error, Result};
 use super::shape::CircuitShape;
 use matrix::{SparseMatrix, ROWS_PER_CHUNK};
 
-pub use recorder::record;
+pub use recorder::{record, record_parted, replicate_parts};
 pub use witness::{synthesize_parted_with_pce, synthesize_with_pce, PartedCircuit, WholeCircuit};
 
 /// First column of aux variables: inputs are columns `0..num_inputs`, aux variable i is column

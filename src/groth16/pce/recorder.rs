@@ -4,12 +4,15 @@
 //! the shape bellperson's generator sees.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
 
 use super::matrix::{Coeff, SparseMatrix};
+use super::replicate::Layout;
+use super::witness::{PartedCircuit, WholeCircuit};
 use super::Pce;
 
 /// Records A, B and C row by row as constraints are enforced.
@@ -123,6 +126,65 @@ pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Pce, SynthesisError> {
     circuit.synthesize(&mut recorder)?;
     recorder.add_input_constraints();
     recorder.finish()
+}
+
+/// Records the preamble and `parts` of `circuit` as one circuit would be: ONE, them, then one
+/// constraint per input.
+fn record_parts<P: PartedCircuit>(circuit: &P, parts: Range<usize>) -> Result<Pce, SynthesisError> {
+    let mut recorder = ShapeRecorder::default();
+    recorder.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize_parts(&mut recorder, parts)?;
+    recorder.add_input_constraints();
+    recorder.finish()
+}
+
+/// A parted circuit needs at least this many parts for [`replicate_parts`] to save time: it
+/// records the preamble and two parts three times over.
+const FEWEST_PARTS_TO_REPLICATE: usize = 3;
+
+/// `circuit`'s R1CS built from the recordings of its preamble and its first one and two parts
+/// (see [`super::replicate`]), if its parts are alike: the layout taken from the preamble and
+/// one part, replicated to two parts, must give exactly the recording of two, and the last
+/// part must record as the first. Ok(None) when they are not alike, or too few to gain from
+/// it.
+pub fn replicate_parts<P: PartedCircuit>(circuit: &P) -> Result<Option<Pce>, SynthesisError> {
+    let parts = circuit.parts();
+    if parts < FEWEST_PARTS_TO_REPLICATE {
+        return Ok(None);
+    }
+    let preamble = record_parts(circuit, 0..0)?;
+    let one_part = record_parts(circuit, 0..1)?;
+    let Some(layout) = Layout::new(&preamble, &one_part) else {
+        return Ok(None);
+    };
+    let two_parts = record_parts(circuit, 0..2)?;
+    if layout.replicate(&one_part, 2).as_ref() != Some(&two_parts) {
+        return Ok(None);
+    }
+    // The last part after the preamble must record as the first does (its variables take the
+    // same places): a circuit whose parts change along the way is not replicated.
+    if record_parts(circuit, parts - 1..parts)? != one_part {
+        return Ok(None);
+    }
+    Ok(layout.replicate(&one_part, parts))
+}
+
+/// Records a [`PartedCircuit`] as [`record`] records `WholeCircuit(circuit)`, from one part
+/// when its parts are alike ([`replicate_parts`]; a 32 GiB WindowPoSt partition in seconds
+/// instead of minutes), else constraint by constraint.
+pub fn record_parted<P: PartedCircuit>(circuit: P) -> Result<Pce, SynthesisError> {
+    match replicate_parts(&circuit)? {
+        Some(pce) => Ok(pce),
+        None => {
+            if circuit.parts() >= FEWEST_PARTS_TO_REPLICATE {
+                log::warn!(
+                    "the parts of a {}-part circuit are not alike: recording it whole",
+                    circuit.parts()
+                );
+            }
+            record(WholeCircuit(circuit))
+        }
+    }
 }
 
 impl ConstraintSystem<Scalar> for ShapeRecorder {
