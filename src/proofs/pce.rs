@@ -139,7 +139,7 @@ pub fn kind_pce(kind: CircuitKind, srs: &Srs, params_dir: &Path) -> ProofResult<
 /// The PCE of `kind` if it can be had without recording: attached, or saved in `params_dir`
 /// (loaded now). Otherwise starts recording it on a background thread (once per parameter
 /// set; the result is attached to `srs` and saved) and returns None, so the caller
-/// synthesizes without it: recording a 32 GiB WindowPoSt circuit takes minutes, and no proof
+/// synthesizes without it: recording a 32 GiB PoRep circuit takes minutes, and no proof
 /// waits for it.
 pub fn kind_pce_or_record_later(
     kind: CircuitKind,

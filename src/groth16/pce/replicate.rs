@@ -1,17 +1,18 @@
 //! A parted circuit's R1CS built from the recording of its preamble and one part.
 //!
 //! A blank PoSt partition is thousands of copies of one sector's circuit (2349 at 32 GiB
-//! WindowPoSt): recording it constraint by constraint took 11 minutes on one thread, and a node
-//! proves the plain (slower) way until the recording is done. Its parts differ only in where
-//! their variables sit: part k's own inputs and aux variables are part 0's, shifted by k times
-//! a part's count, while variables of the preamble (and ONE) stay where they are. So the whole
-//! R1CS is the preamble's rows, part 0's rows shifted once per part, and one `x_i * 0 = 0` row
-//! per input (also shifted from part 0's), re-encoded: seconds instead of minutes.
+//! WindowPoSt): recording it constraint by constraint took 5 to 11 minutes on one thread, and
+//! a node proves the plain (slower) way until the recording is done. Its parts differ only in
+//! where their variables sit: part k's own inputs and aux variables are part 0's, shifted by k
+//! times a part's count, while variables of the preamble (and ONE) stay where they are. So the
+//! whole R1CS is the preamble's rows, part 0's rows shifted once per part, and one
+//! `x_i * 0 = 0` row per input (also shifted from part 0's), re-encoded: about 20 s instead of
+//! minutes.
 //!
 //! Whether a circuit's parts really are alike is checked, never assumed: [`Layout::replicate`]
-//! for two parts must give exactly the recording of the preamble and two parts
-//! (`super::recorder::record_parted` does that), and the result's shape must still match the
-//! parameters, and every proof is still verified.
+//! for two parts must give exactly the recording of the preamble and two parts, and the last
+//! part must record as the first (`super::recorder::replicate_parts` does both); the result
+//! must still fit the parameters, and every proof is still verified.
 
 use super::matrix::{Coeff, SparseMatrix};
 use super::{Pce, AUX_BASE};
