@@ -8,7 +8,7 @@ use bellperson::groth16::generate_random_parameters;
 use bellperson::Circuit;
 use blstrs::{Bls12, Scalar};
 use common::{interleaved, report, selected, time_ms};
-use cuzk::groth16::paramgen;
+use cuzk::groth16::{paramgen, PartedCircuit};
 use cuzk::proofs::circuits::{BlankCircuitVisitor, CircuitKind};
 use rand::SeedableRng;
 
@@ -58,6 +58,10 @@ struct Ours<'a> {
 impl BlankCircuitVisitor for Ours<'_> {
     fn visit<C: Circuit<Scalar>>(&mut self, circuit: C) {
         paramgen::generate(circuit, self.rng, &|_, _| {}).expect("ours");
+    }
+
+    fn visit_parted<P: PartedCircuit>(&mut self, circuit: P) {
+        paramgen::generate_parted(circuit, self.rng, &|_, _| {}).expect("ours");
     }
 }
 

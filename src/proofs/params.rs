@@ -9,6 +9,7 @@ use blstrs::{Bls12, Scalar};
 
 use super::circuits::{BlankCircuitVisitor, CircuitKind};
 use crate::groth16::paramgen::{self, cache};
+use crate::groth16::PartedCircuit;
 
 /// Environment variable naming the parameter directory (as in filecoin-proofs).
 pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
@@ -38,6 +39,10 @@ struct Generate<'a, R> {
 impl<R: rand_core::RngCore> BlankCircuitVisitor for Generate<'_, R> {
     fn visit<C: Circuit<Scalar>>(&mut self, circuit: C) {
         self.out = Some(paramgen::generate(circuit, self.rng, self.progress));
+    }
+
+    fn visit_parted<P: PartedCircuit>(&mut self, circuit: P) {
+        self.out = Some(paramgen::generate_parted(circuit, self.rng, self.progress));
     }
 }
 

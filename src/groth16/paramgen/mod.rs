@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use super::error::{Groth16Error, Result};
 use super::msm::{to_canonical, ScalarBytes};
 use super::ntt::{powers, Domain};
-use super::pce::{self, Pce, AUX_BASE};
+use super::pce::{self, PartedCircuit, Pce, AUX_BASE};
 use fixed_base::{best_window, FixedBaseTable};
 
 /// Records a circuit's shape the way bellperson's generator sees it (ONE input, the circuit,
@@ -101,7 +101,28 @@ pub fn generate<C: Circuit<Scalar>>(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Parameters<Bls12>> {
     let t = std::time::Instant::now();
-    let shape = record_shape(circuit)?;
+    generate_for_shape(record_shape(circuit)?, t, rng, progress)
+}
+
+/// [`generate`] for a circuit known as its parts: recorded from one part when they are alike
+/// ([`pce::record_parted`]), so the same shape (and the same parameters for the same `rng`)
+/// in less time.
+pub fn generate_parted<P: PartedCircuit>(
+    circuit: P,
+    rng: &mut impl RngCore,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Parameters<Bls12>> {
+    let t = std::time::Instant::now();
+    generate_for_shape(pce::record_parted(circuit)?, t, rng, progress)
+}
+
+/// Random parameters for the recorded `shape` (recorded since `t`).
+fn generate_for_shape(
+    shape: Pce,
+    t: std::time::Instant,
+    rng: &mut impl RngCore,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Parameters<Bls12>> {
     let domain = Domain::for_size(shape.num_constraints)?;
     info!(
         "paramgen: {} constraints, {} inputs, {} aux, domain 2^{} (synthesis {:.1}s)",
