@@ -10,7 +10,8 @@ use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
     pce, synthesize, synthesize_parted_with_pce, synthesize_with_pce, verify, Assignment,
-    BufferSet, CpuBackend, Groth16Error, Proof, ProverBackend, Randomness, Srs, WholeCircuit,
+    BufferSet, CpuBackend, Groth16Error, PartedCircuit, Proof, ProverBackend, Randomness, Srs,
+    WholeCircuit,
 };
 use rand::SeedableRng;
 
@@ -442,4 +443,28 @@ fn a_circuit_of_alike_parts_is_recorded_from_one_part_as_the_whole_circuit_is() 
             assert_eq!(pce::record_parted(chains).unwrap(), whole, "{case}");
         }
     }
+
+    // Parts alike but for the last one, which is longer: recorded whole.
+    struct LastPartLonger(usize);
+    impl PartedCircuit for LastPartLonger {
+        fn parts(&self) -> usize {
+            self.0
+        }
+        fn synthesize_parts<CS: bellperson::ConstraintSystem<Scalar>>(
+            &self,
+            cs: &mut CS,
+            parts: std::ops::Range<usize>,
+        ) -> Result<(), bellperson::SynthesisError> {
+            for part in parts {
+                for _ in 0..1 + usize::from(part + 1 == self.0) {
+                    let v = cs.alloc(|| "v", || Ok(Scalar::from(1u64)))?;
+                    cs.enforce(|| "v", |l| l + v, |l| l + CS::one(), |l| l + v);
+                }
+            }
+            Ok(())
+        }
+    }
+    let whole = pce::record(WholeCircuit(LastPartLonger(5))).unwrap();
+    assert!(pce::replicate_parts(&LastPartLonger(5)).unwrap().is_none());
+    assert_eq!(pce::record_parted(LastPartLonger(5)).unwrap(), whole);
 }
