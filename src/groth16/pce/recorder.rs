@@ -121,19 +121,21 @@ impl ShapeRecorder {
 /// Records `circuit`'s R1CS the way bellperson's generator sees it: the ONE input, the circuit,
 /// then one constraint per input.
 pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Pce, SynthesisError> {
-    let mut recorder = ShapeRecorder::default();
-    recorder.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-    circuit.synthesize(&mut recorder)?;
-    recorder.add_input_constraints();
-    recorder.finish()
+    record_with(|recorder| circuit.synthesize(recorder))
 }
 
-/// Records the preamble and `parts` of `circuit` as one circuit would be: ONE, them, then one
-/// constraint per input.
+/// Records the preamble and `parts` of `circuit` as [`record`] records a circuit made of them.
 fn record_parts<P: PartedCircuit>(circuit: &P, parts: Range<usize>) -> Result<Pce, SynthesisError> {
+    record_with(|recorder| circuit.synthesize_parts(recorder, parts))
+}
+
+/// ONE, what `synthesize` adds, then one constraint per input.
+fn record_with(
+    synthesize: impl FnOnce(&mut ShapeRecorder) -> Result<(), SynthesisError>,
+) -> Result<Pce, SynthesisError> {
     let mut recorder = ShapeRecorder::default();
     recorder.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-    circuit.synthesize_parts(&mut recorder, parts)?;
+    synthesize(&mut recorder)?;
     recorder.add_input_constraints();
     recorder.finish()
 }
@@ -152,6 +154,18 @@ pub fn replicate_parts<P: PartedCircuit>(circuit: &P) -> Result<Option<Pce>, Syn
     if parts < FEWEST_PARTS_TO_REPLICATE {
         return Ok(None);
     }
+    let alike = replicate_alike_parts(circuit, parts)?;
+    if alike.is_none() {
+        log::warn!("the parts of a {parts}-part circuit are not alike: recording it whole");
+    }
+    Ok(alike)
+}
+
+/// [`replicate_parts`] for a circuit of `parts` parts (at least 2); None if they differ.
+fn replicate_alike_parts<P: PartedCircuit>(
+    circuit: &P,
+    parts: usize,
+) -> Result<Option<Pce>, SynthesisError> {
     let preamble = record_parts(circuit, 0..0)?;
     let one_part = record_parts(circuit, 0..1)?;
     let Some(layout) = Layout::new(&preamble, &one_part) else {
@@ -175,15 +189,7 @@ pub fn replicate_parts<P: PartedCircuit>(circuit: &P) -> Result<Option<Pce>, Syn
 pub fn record_parted<P: PartedCircuit>(circuit: P) -> Result<Pce, SynthesisError> {
     match replicate_parts(&circuit)? {
         Some(pce) => Ok(pce),
-        None => {
-            if circuit.parts() >= FEWEST_PARTS_TO_REPLICATE {
-                log::warn!(
-                    "the parts of a {}-part circuit are not alike: recording it whole",
-                    circuit.parts()
-                );
-            }
-            record(WholeCircuit(circuit))
-        }
+        None => record(WholeCircuit(circuit)),
     }
 }
 
