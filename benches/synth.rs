@@ -114,17 +114,21 @@ fn main() {
             interleaved(runs, ours, base)
         };
         let (recorded, whole) = (recorded.unwrap(), whole.unwrap());
-        assert!(recorded == whole, "{case}: the recordings differ");
+        let pce_bytes = recorded.byte_size();
+        assert!(
+            recorded.into_flat() == whole,
+            "{case}: the recordings differ"
+        );
         report(
             &format!("synth/{case}"),
             ours_ms,
             Some(base_ms),
             runs,
             &format!(
-                "constraints={} nonzeros={} pce_bytes={}",
-                recorded.num_constraints,
-                recorded.nonzeros(),
-                recorded.byte_size()
+                "constraints={} nonzeros={} pce_bytes={pce_bytes} whole_pce_bytes={}",
+                whole.num_constraints,
+                whole.nonzeros(),
+                whole.byte_size()
             ),
         );
     }

@@ -7,10 +7,11 @@ use bellperson::groth16::{create_proof, generate_random_parameters, Parameters};
 use bellperson::Circuit;
 use blstrs::{Bls12, Scalar};
 use cuzk::groth16::paramgen;
+use cuzk::groth16::pce::Rows;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
     pce, synthesize, synthesize_parted_with_pce, synthesize_with_pce, verify, Assignment,
-    BufferSet, CpuBackend, Groth16Error, PartedCircuit, Proof, ProverBackend, Randomness, Srs,
+    BufferSet, CpuBackend, Groth16Error, PartedCircuit, Pce, Proof, ProverBackend, Randomness, Srs,
     WholeCircuit,
 };
 use rand::SeedableRng;
@@ -416,6 +417,53 @@ fn a_parted_circuit_synthesized_in_parallel_is_the_whole_circuit_and_a_moving_pr
     }
 }
 
+/// A PCE kept as a preamble and one part (`replicated`) is the whole recording once expanded,
+/// gives the whole circuit's assignment (each part's columns shifted as the product reads
+/// them), holds fewer bytes, and round-trips through a file; a layout that does not give its
+/// counts is refused.
+fn assert_repeated_pce_is_the_whole_circuit(
+    chains: &Chains,
+    replicated: &Pce,
+    whole: &Pce,
+    case: &str,
+) {
+    let Rows::Repeated(repeated) = &replicated.rows else {
+        panic!("{case}: replicated but every row stored");
+    };
+    assert_eq!(&replicated.clone().into_flat(), whole, "{case}");
+    assert_eq!(replicated.nonzeros(), whole.nonzeros(), "{case}");
+    for which in 0..3 {
+        let terms = |p: &Pce| {
+            let mut all = Vec::new();
+            p.for_each_term(which, |row, column, coeff| all.push((row, column, coeff)));
+            all
+        };
+        assert_eq!(terms(replicated), terms(whole), "{case}: matrix {which}");
+    }
+    assert!(replicated.byte_size() < whole.byte_size(), "{case}");
+    let want = synthesize(WholeCircuit(*chains), BufferSet::default()).unwrap();
+    let got = synthesize_parted_with_pce(chains, replicated, BufferSet::default()).unwrap();
+    assert_same_assignment(&want, &got);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parts.pce");
+    pce::file::save(replicated, "key", &path).unwrap();
+    assert_eq!(
+        &pce::file::load(&path, "key").unwrap(),
+        replicated,
+        "{case}"
+    );
+    let mut more_parts = replicated.clone();
+    more_parts.rows = Rows::Repeated(pce::Repeated {
+        parts: repeated.parts + 1,
+        ..repeated.clone()
+    });
+    assert!(
+        more_parts.validate().unwrap_err().contains("layout"),
+        "{case}"
+    );
+}
+
 /// A circuit of alike parts is recorded from its preamble and one part, replicated; any other
 /// (parts of unequal size, parts with coefficients of their own, too few parts) constraint by
 /// constraint. Either way the recording is exactly the whole circuit's.
@@ -438,9 +486,20 @@ fn a_circuit_of_alike_parts_is_recorded_from_one_part_as_the_whole_circuit_is() 
             let alike = !unequal_parts && !part_factors;
             assert_eq!(replicated.is_some(), parts >= 3 && alike, "{case}");
             if let Some(replicated) = replicated {
-                assert_eq!(replicated, whole, "{case}");
+                assert_repeated_pce_is_the_whole_circuit(&chains, &replicated, &whole, &case);
             }
-            assert_eq!(pce::record_parted(chains).unwrap(), whole, "{case}");
+            let recorded = pce::record_parted(chains).unwrap();
+            assert_eq!(recorded.into_flat(), whole, "{case}");
+            // The parameter generator reads a kept part's terms as the whole circuit's.
+            let params = |parted: bool| {
+                let no_progress = &|_, _| {};
+                if parted {
+                    paramgen::generate_parted(chains, &mut rng(7), no_progress).unwrap()
+                } else {
+                    paramgen::generate(WholeCircuit(chains), &mut rng(7), no_progress).unwrap()
+                }
+            };
+            assert!(params(true) == params(false), "{case}: parameters differ");
         }
     }
 
@@ -466,5 +525,7 @@ fn a_circuit_of_alike_parts_is_recorded_from_one_part_as_the_whole_circuit_is() 
     }
     let whole = pce::record(WholeCircuit(LastPartLonger(5))).unwrap();
     assert!(pce::replicate_parts(&LastPartLonger(5)).unwrap().is_none());
-    assert_eq!(pce::record_parted(LastPartLonger(5)).unwrap(), whole);
+    let recorded = pce::record_parted(LastPartLonger(5)).unwrap();
+    assert!(matches!(recorded.rows, Rows::Flat(_)));
+    assert_eq!(recorded, whole);
 }

@@ -4,7 +4,7 @@ use bellperson::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use cuzk::groth16::PartedCircuit;
 
-/// A parted circuit: the preamble squares a public seed; part i multiplies the square by
+/// A parted circuit: the preamble squares a public seed; part i multiplies the square plus i by
 /// constants in a chain of `steps` steps (1 to 3 with `unequal_parts`) and makes the end a public
 /// input. The constants are 2, 3, ... or, with `part_factors`, i + 2, i + 3, ... (then no two
 /// parts have the same coefficients). With `preamble_depends_on_range`, the preamble's seed
@@ -45,7 +45,18 @@ impl PartedCircuit for Chains {
             |l| l + square_var,
         );
         for i in parts {
-            let (mut value, mut var) = (square, square_var);
+            // Each part starts from x^2 + i: alike constraints, values of its own.
+            let offset = Scalar::from(i as u64);
+            let offset_var = cs.alloc(|| "offset", || Ok(offset))?;
+            let start = square + offset;
+            let start_var = cs.alloc(|| "start", || Ok(start))?;
+            cs.enforce(
+                || "start",
+                |l| l + square_var + offset_var,
+                |l| l + CS::one(),
+                |l| l + start_var,
+            );
+            let (mut value, mut var) = (start, start_var);
             let steps = if self.unequal_parts {
                 1 + i % 3
             } else {

@@ -77,11 +77,10 @@ fn lagrange_at(domain: &Domain, tau: Scalar) -> Result<Vec<Scalar>> {
 fn evaluate_columns(shape: &Pce, lagrange: &[Scalar]) -> [Vec<Scalar>; 3] {
     let ni = shape.num_inputs;
     let columns = ni + shape.num_aux;
-    let matrices = [&shape.a, &shape.b, &shape.c];
     let mut out: [Vec<Scalar>; 3] = Default::default();
     out.par_iter_mut().enumerate().for_each(|(which, col)| {
         *col = vec![Scalar::ZERO; columns];
-        matrices[which].for_each_term(|row, column, coeff| {
+        shape.for_each_term(which, |row, column, coeff| {
             let j = if column < AUX_BASE {
                 column as usize
             } else {

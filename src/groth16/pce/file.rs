@@ -9,11 +9,15 @@ use std::path::Path;
 
 use blstrs::Scalar;
 
-use super::matrix::SparseMatrix;
-use super::Pce;
+use super::matrix::{Matrices, SparseMatrix};
+use super::replicate::{Layout, Repeated};
+use super::{Pce, Rows};
 use crate::groth16::density::Density;
 
-const MAGIC: &[u8; 8] = b"CUZKPCE1";
+/// This format's magic: version 2 stores a repeated PCE's preamble and one part.
+const MAGIC: &[u8; 8] = b"CUZKPCE2";
+/// The magic of files an older cuzk wrote (every row stored); recorded again.
+const OLD_MAGIC: &[u8; 8] = b"CUZKPCE1";
 
 /// A running checksum over everything written or read (64-bit FNV-1a over 8-byte words).
 #[derive(Clone, Copy)]
@@ -82,7 +86,21 @@ pub fn save(pce: &Pce, key: &str, path: &Path) -> std::io::Result<()> {
         for c in &pce.coeffs {
             w.bytes(&c.to_bytes_le())?;
         }
-        for m in [&pce.a, &pce.b, &pce.c] {
+        // Parts (0: every row stored), the layout, then the stored matrices.
+        let stored: Vec<&Matrices> = match &pce.rows {
+            Rows::Flat(m) => {
+                w.u64(0)?;
+                vec![m]
+            }
+            Rows::Repeated(r) => {
+                w.u64(r.parts as u64)?;
+                for count in r.layout.to_counts() {
+                    w.u64(count as u64)?;
+                }
+                vec![&r.preamble, &r.part]
+            }
+        };
+        for m in stored.into_iter().flat_map(Matrices::each) {
             let (bytes, starts, rows, nonzeros) = m.parts();
             w.u64(rows as u64)?;
             w.u64(nonzeros)?;
@@ -161,7 +179,11 @@ pub fn load(path: &Path, key: &str) -> Result<Pce, String> {
         sum: Checksum::new(),
     };
     let pce = (|| {
-        if r.bytes(8, "magic")? != MAGIC {
+        let magic = r.bytes(8, "magic")?;
+        if magic == OLD_MAGIC {
+            return Err("saved by an older cuzk".to_string());
+        }
+        if magic != MAGIC {
             return Err("not a cuzk PCE file".to_string());
         }
         let key_len = r.u64("key length")?;
@@ -182,6 +204,13 @@ pub fn load(path: &Path, key: &str) -> Result<Pce, String> {
             .map(|c| Option::<Scalar>::from(Scalar::from_bytes_le(c.try_into().expect("32"))))
             .collect::<Option<Vec<_>>>()
             .ok_or("a coefficient is not a field element")?;
+        let parts = r.count("parts")?;
+        let mut counts = [0usize; 6];
+        if parts > 0 {
+            for count in &mut counts {
+                *count = r.count("layout")?;
+            }
+        }
         let mut matrix = |name: &str| -> Result<SparseMatrix, String> {
             let rows = r.count(name)?;
             let nonzeros = r.u64(name)?;
@@ -190,7 +219,23 @@ pub fn load(path: &Path, key: &str) -> Result<Pce, String> {
             let starts = r.words(name)?;
             Ok(SparseMatrix::from_parts(bytes, starts, rows, nonzeros))
         };
-        let (a, b, c) = (matrix("A")?, matrix("B")?, matrix("C")?);
+        let mut matrices = |name: &str| -> Result<Matrices, String> {
+            Ok(Matrices {
+                a: matrix(&format!("{name} A"))?,
+                b: matrix(&format!("{name} B"))?,
+                c: matrix(&format!("{name} C"))?,
+            })
+        };
+        let rows = if parts == 0 {
+            Rows::Flat(matrices("rows")?)
+        } else {
+            Rows::Repeated(Repeated {
+                layout: Layout::from_counts(counts),
+                parts,
+                preamble: matrices("preamble")?,
+                part: matrices("part")?,
+            })
+        };
         let mut density = |name: &str| -> Result<Density, String> {
             let bits = r.count(name)?;
             let words = r.words(name)?;
@@ -204,9 +249,7 @@ pub fn load(path: &Path, key: &str) -> Result<Pce, String> {
             num_aux,
             num_constraints,
             coeffs,
-            a,
-            b,
-            c,
+            rows,
             a_aux_density,
             b_input_density,
             b_aux_density,

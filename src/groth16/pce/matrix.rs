@@ -17,6 +17,7 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use blstrs::Scalar;
+use rayon::prelude::*;
 
 /// Rows per independently decodable chunk (the unit of parallel evaluation).
 pub const ROWS_PER_CHUNK: usize = 1024;
@@ -220,15 +221,17 @@ impl SparseMatrix {
     }
 
     /// Evaluates the rows of `chunk` against the witness `z` into `out`, writing every entry,
-    /// one per row of the chunk (`out` may be uninitialised memory: it is never read). The
-    /// matrix must have passed [`SparseMatrix::validate`] (or been built here) for columns
-    /// below `z`'s range.
+    /// one per row of the chunk (`out` may be uninitialised memory: it is never read). Each
+    /// stored column is read as `column(stored)` (the identity, or a part's shift). The matrix
+    /// must have passed [`SparseMatrix::validate`] (or been built here) for columns that map
+    /// into `z`'s range.
     #[inline]
     pub fn evaluate_chunk(
         &self,
         chunk: usize,
         table: &[Scalar],
         z: &Witness,
+        column: impl Fn(u64) -> u64,
         out: &mut [MaybeUninit<Scalar>],
     ) {
         let mut reader = self.reader(chunk);
@@ -236,7 +239,7 @@ impl SparseMatrix {
         for slot in out.iter_mut() {
             let mut sum = RowSum::default();
             reader
-                .row(|column, coeff| sum.add(table, coeff, z, column))
+                .row(|stored, coeff| sum.add(table, coeff, z, column(stored)))
                 .expect("validated matrix");
             slot.write(sum.finish(counts));
         }
@@ -371,6 +374,78 @@ impl SparseMatrix {
     }
 }
 
+/// The A, B and C matrices of one set of rows (each matrix holds the same rows).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Matrices {
+    /// The A matrix.
+    pub a: SparseMatrix,
+    /// The B matrix.
+    pub b: SparseMatrix,
+    /// The C matrix.
+    pub c: SparseMatrix,
+}
+
+impl Matrices {
+    /// A, B and C, in that order.
+    pub fn each(&self) -> [&SparseMatrix; 3] {
+        [&self.a, &self.b, &self.c]
+    }
+
+    /// Rows (of each matrix).
+    pub fn rows(&self) -> usize {
+        self.a.rows()
+    }
+
+    /// Terms of the three matrices.
+    pub fn nonzeros(&self) -> u64 {
+        self.each().iter().map(|m| m.nonzeros()).sum()
+    }
+
+    /// Bytes held by the three matrices.
+    pub fn byte_size(&self) -> usize {
+        self.each().iter().map(|m| m.byte_size()).sum()
+    }
+
+    /// Checks matrices read from outside ([`SparseMatrix::validate`] for each): `rows` rows,
+    /// every column passing `column_ok`, every table index below `table_len`.
+    pub fn validate(
+        &self,
+        rows: usize,
+        column_ok: impl Fn(u64) -> bool,
+        table_len: usize,
+    ) -> Result<(), String> {
+        for (name, m) in ["A", "B", "C"].into_iter().zip(self.each()) {
+            if m.rows() != rows {
+                return Err(format!("matrix {name} has {} rows, not {rows}", m.rows()));
+            }
+            m.validate(&column_ok, table_len)
+                .map_err(|e| format!("matrix {name}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Writes A·z, B·z and C·z into `a`, `b` and `c` (one entry per row; they may be
+    /// uninitialised), in parallel over chunks of rows, each stored column read as
+    /// `column(stored)`.
+    pub fn evaluate(
+        &self,
+        table: &[Scalar],
+        z: &Witness,
+        column: impl Fn(u64) -> u64 + Sync,
+        [a, b, c]: [&mut [MaybeUninit<Scalar>]; 3],
+    ) {
+        a.par_chunks_mut(ROWS_PER_CHUNK)
+            .zip(b.par_chunks_mut(ROWS_PER_CHUNK))
+            .zip(c.par_chunks_mut(ROWS_PER_CHUNK))
+            .enumerate()
+            .for_each(|(chunk, ((a, b), c))| {
+                self.a.evaluate_chunk(chunk, table, z, &column, a);
+                self.b.evaluate_chunk(chunk, table, z, &column, b);
+                self.c.evaluate_chunk(chunk, table, z, &column, c);
+            });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,7 +551,7 @@ mod tests {
         for chunk in 0..m.chunks() {
             let first = chunk * ROWS_PER_CHUNK;
             let count = ROWS_PER_CHUNK.min(rows.len() - first);
-            m.evaluate_chunk(chunk, &table, &witness, &mut out[..count]);
+            m.evaluate_chunk(chunk, &table, &witness, |c| c, &mut out[..count]);
             // SAFETY: initialised above and written again by `evaluate_chunk`.
             let got: Vec<Scalar> = out[..count]
                 .iter()

@@ -10,14 +10,16 @@ use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisE
 use blstrs::Scalar;
 use ff::Field;
 
-use super::matrix::{Coeff, SparseMatrix};
+use super::matrix::{Coeff, Matrices, SparseMatrix};
 use super::replicate::Layout;
 use super::witness::{PartedCircuit, WholeCircuit};
-use super::Pce;
+use super::{Pce, Rows};
 
 /// Records A, B and C row by row as constraints are enforced.
 pub struct ShapeRecorder {
     pce: Pce,
+    /// The rows recorded so far (moved into `pce` by `finish`).
+    rows: Matrices,
     interned: HashMap<[u8; 32], u32>,
     minus_one: Scalar,
     /// Scratch for one row's terms (column, coefficient).
@@ -30,6 +32,7 @@ impl Default for ShapeRecorder {
     fn default() -> Self {
         Self {
             pce: Pce::default(),
+            rows: Matrices::default(),
             interned: HashMap::new(),
             minus_one: -Scalar::ONE,
             row: Vec::new(),
@@ -87,9 +90,9 @@ impl ShapeRecorder {
             }
         }
         let matrix: &mut SparseMatrix = match which {
-            Which::A => &mut self.pce.a,
-            Which::B => &mut self.pce.b,
-            Which::C => &mut self.pce.c,
+            Which::A => &mut self.rows.a,
+            Which::B => &mut self.rows.b,
+            Which::C => &mut self.rows.c,
         };
         matrix.push_row(&row);
         self.row = row;
@@ -114,6 +117,7 @@ impl ShapeRecorder {
             return Err(SynthesisError::Unsatisfiable);
         }
         self.pce.coeffs.shrink_to_fit();
+        self.pce.rows = Rows::Flat(self.rows);
         Ok(self.pce)
     }
 }
@@ -172,7 +176,7 @@ fn replicate_alike_parts<P: PartedCircuit>(
         return Ok(None);
     };
     let two_parts = record_parts(circuit, 0..2)?;
-    if layout.replicate(&one_part, 2).as_ref() != Some(&two_parts) {
+    if layout.replicate(&one_part, 2).map(Pce::into_flat).as_ref() != Some(&two_parts) {
         return Ok(None);
     }
     // The last part after the preamble must record as the first does (its variables take the

@@ -1,23 +1,31 @@
-//! A parted circuit's R1CS built from the recording of its preamble and one part.
+//! A parted circuit's R1CS kept as the recording of its preamble and one part.
 //!
 //! A blank PoSt partition is thousands of copies of one sector's circuit (2349 at 32 GiB
-//! WindowPoSt): recording it constraint by constraint took 5 to 11 minutes on one thread, and
-//! a node proves the plain (slower) way until the recording is done. Its parts differ only in
-//! where their variables sit: part k's own inputs and aux variables are part 0's, shifted by k
-//! times a part's count, while variables of the preamble (and ONE) stay where they are. So the
-//! whole R1CS is the preamble's rows, part 0's rows shifted once per part, and one
-//! `x_i * 0 = 0` row per input (also shifted from part 0's), re-encoded: about 20 s instead of
-//! minutes.
+//! WindowPoSt). Its parts differ only in where their variables sit: part k's own inputs and aux
+//! variables are part 0's, shifted by k times a part's count, while variables of the preamble
+//! (and ONE) stay where they are. So the whole R1CS is the preamble's rows, part 0's rows
+//! shifted once per part, and one `x_i * 0 = 0` row per input. [`Repeated`] stores only the
+//! preamble's rows and part 0's and evaluates part k's rows by shifting columns as it reads
+//! them: recording a 32 GiB WindowPoSt takes seconds instead of 5 to 11 minutes, and the PCE
+//! holds about 2 MB instead of 3.2 GB (its rows stay in cache while the product runs).
 //!
-//! Whether a circuit's parts really are alike is checked, never assumed: [`Layout::replicate`]
-//! for two parts must give exactly the recording of the preamble and two parts, and the last
-//! part must record as the first (`super::recorder::replicate_parts` does both); the result
-//! must still fit the parameters, and every proof is still verified.
+//! Whether a circuit's parts really are alike is checked, never assumed: the layout replicated
+//! to two parts must give exactly the recording of the preamble and two parts, and the last
+//! part must record as the first (`super::recorder::replicate_parts` does both); the recording
+//! must end with exactly the per-input rows this module writes itself; the result must still
+//! fit the parameters, and every proof is still verified.
 
-use super::matrix::{Coeff, SparseMatrix};
-use super::{Pce, AUX_BASE};
+use std::mem::MaybeUninit;
+
+use blstrs::Scalar;
+use ff::Field;
+use rayon::prelude::*;
+
+use super::matrix::{Coeff, Matrices, SparseMatrix};
+use super::values::Witness;
+use super::{Pce, Rows, AUX_BASE};
 use crate::groth16::density::Density;
-
+use crate::groth16::shape::CircuitShape;
 /// Where a parted circuit's variables and rows sit: the preamble's counts (ONE included in
 /// its inputs) and one part's, taken from the recordings of the preamble alone and of the
 /// preamble with one part.
@@ -51,20 +59,48 @@ impl Layout {
         })
     }
 
-    /// `column` of part 0 as it is in part `k`: the part's own variables move, the
-    /// preamble's stay.
+    /// Maps a column of part 0 to where it is in part `k`: the part's own variables move, the
+    /// preamble's (and ONE) stay.
     #[inline]
-    fn shift(&self, column: u64, k: usize) -> u64 {
-        if column < AUX_BASE {
-            if column >= self.preamble_inputs as u64 {
-                column + (k * self.part_inputs) as u64
+    fn part_columns(&self, k: usize) -> impl Fn(u64) -> u64 + Copy + Sync {
+        let first_part_input = self.preamble_inputs as u64;
+        let first_part_aux = AUX_BASE + self.preamble_aux as u64;
+        let input_shift = (k * self.part_inputs) as u64;
+        let aux_shift = (k * self.part_aux) as u64;
+        move |column| {
+            if column >= first_part_aux {
+                column + aux_shift
+            } else if column >= first_part_input && column < AUX_BASE {
+                column + input_shift
             } else {
                 column
             }
-        } else if column - AUX_BASE >= self.preamble_aux as u64 {
-            column + (k * self.part_aux) as u64
-        } else {
-            column
+        }
+    }
+
+    /// The six counts, for saving: the preamble's inputs, aux and rows, then a part's.
+    pub fn to_counts(&self) -> [usize; 6] {
+        [
+            self.preamble_inputs,
+            self.preamble_aux,
+            self.preamble_rows,
+            self.part_inputs,
+            self.part_aux,
+            self.part_rows,
+        ]
+    }
+
+    /// A layout from saved counts ([`Layout::to_counts`]); checked by [`Repeated::validate`].
+    pub fn from_counts(counts: [usize; 6]) -> Self {
+        let [preamble_inputs, preamble_aux, preamble_rows, part_inputs, part_aux, part_rows] =
+            counts;
+        Self {
+            preamble_inputs,
+            preamble_aux,
+            preamble_rows,
+            part_inputs,
+            part_aux,
+            part_rows,
         }
     }
 
@@ -91,26 +127,39 @@ impl Layout {
     }
 
     /// Which recorded variable (of the preamble, or of part 0) variable `index` of the whole
-    /// circuit copies, and from which part: for inputs (`head` = the preamble's count, `per` =
-    /// a part's) and aux alike.
-    fn source(index: usize, head: usize, per: usize) -> (usize, usize) {
+    /// circuit copies: for inputs (`head` = the preamble's count, `per` = a part's) and aux
+    /// alike.
+    fn source(index: usize, head: usize, per: usize) -> usize {
         if index < head || per == 0 {
-            (index, 0)
+            index
         } else {
-            let k = (index - head) / per;
-            (index - k * per, k)
+            head + (index - head) % per
         }
     }
 
-    /// The R1CS of the circuit with `parts` parts, built from `one_part` (the recording of the
-    /// preamble and part 0 this layout was made from). None if the counts overflow.
+    /// The R1CS of the circuit with `parts` parts, kept as `one_part`'s rows (the recording of
+    /// the preamble and part 0 this layout was made from). None if the counts overflow, or if
+    /// the recording does not end with one `x_i * 0 = 0` row per input.
     pub fn replicate(&self, one_part: &Pce, parts: usize) -> Option<Pce> {
         let (num_inputs, num_aux, num_constraints) = self.counts(parts)?;
-        let matrix = |m: &SparseMatrix| self.replicate_matrix(m, one_part.num_inputs, parts);
-        let ((a, b), c) = rayon::join(
-            || rayon::join(|| matrix(&one_part.a), || matrix(&one_part.b)),
-            || matrix(&one_part.c),
-        );
+        let Rows::Flat(recorded) = &one_part.rows else {
+            return None;
+        };
+        if (
+            one_part.num_inputs,
+            one_part.num_aux,
+            one_part.num_constraints,
+        ) != self.counts(1)?
+            || !ends_with_input_rows(recorded, one_part.num_inputs)
+        {
+            return None;
+        }
+        let part_rows = self.preamble_rows..self.preamble_rows + self.part_rows;
+        let rows = |range: std::ops::Range<usize>| Matrices {
+            a: copy_rows(&recorded.a, range.clone()),
+            b: copy_rows(&recorded.b, range.clone()),
+            c: copy_rows(&recorded.c, range),
+        };
         let aux_density =
             |d: &Density| replicate_density(d, self.preamble_aux, self.part_aux, num_aux);
         Some(Pce {
@@ -118,9 +167,12 @@ impl Layout {
             num_aux,
             num_constraints,
             coeffs: one_part.coeffs.clone(),
-            a,
-            b,
-            c,
+            rows: Rows::Repeated(Repeated {
+                layout: *self,
+                parts,
+                preamble: rows(0..self.preamble_rows),
+                part: rows(part_rows),
+            }),
             a_aux_density: aux_density(&one_part.a_aux_density),
             b_input_density: replicate_density(
                 &one_part.b_input_density,
@@ -131,47 +183,199 @@ impl Layout {
             b_aux_density: aux_density(&one_part.b_aux_density),
         })
     }
+}
 
-    /// One matrix of the whole circuit: the preamble's rows, part 0's rows once per part
-    /// (shifted), then the per-input rows, each the row of the input it copies, shifted.
-    fn replicate_matrix(
-        &self,
-        m: &SparseMatrix,
-        recorded_inputs: usize,
-        parts: usize,
-    ) -> SparseMatrix {
-        let (inputs, _, rows) = self.counts(parts).expect("checked by replicate");
-        let part_rows = self.preamble_rows..self.preamble_rows + self.part_rows;
-        let input_rows = part_rows.end..part_rows.end + recorded_inputs;
-        let mut out = SparseMatrix::default();
-        // Each part re-encodes to about the bytes it had: reserve that (and a little more for
-        // the delta bases that restart with each chunk), not a doubling.
-        let per_row = m.encoded_bytes() as f64 / m.rows().max(1) as f64;
-        out.reserve((per_row * rows as f64 * 1.01) as usize, rows);
-        m.for_each_row(0..self.preamble_rows, |terms| out.push_row(terms));
-        let mut shifted = Vec::new();
-        let mut push_shifted = |out: &mut SparseMatrix, terms: &[(u64, Coeff)], k: usize| {
-            shifted.clear();
-            shifted.extend(
-                terms
-                    .iter()
-                    .map(|&(column, coeff)| (self.shift(column, k), coeff)),
-            );
-            out.push_row(&shifted);
-        };
-        for k in 0..parts {
-            m.for_each_row(part_rows.clone(), |terms| push_shifted(&mut out, terms, k));
+/// `rows` of `m`, re-encoded as a matrix of their own.
+fn copy_rows(m: &SparseMatrix, rows: std::ops::Range<usize>) -> SparseMatrix {
+    let mut out = SparseMatrix::default();
+    m.for_each_row(rows, |terms| out.push_row(terms));
+    out.shrink_to_fit();
+    out
+}
+
+/// The per-input row `x_i * 0 = 0`'s terms in A (B's and C's are empty).
+fn input_row(input: usize) -> [(u64, Coeff); 1] {
+    [(input as u64, Coeff::One)]
+}
+
+/// Whether the last `inputs` rows of `m` are the per-input rows every recording ends with.
+fn ends_with_input_rows(m: &Matrices, inputs: usize) -> bool {
+    let Some(first) = m.rows().checked_sub(inputs) else {
+        return false;
+    };
+    let mut alike = true;
+    for (which, matrix) in m.each().into_iter().enumerate() {
+        let mut input = 0;
+        matrix.for_each_row(first..m.rows(), |terms| {
+            alike &= if which == 0 {
+                terms == input_row(input)
+            } else {
+                terms.is_empty()
+            };
+            input += 1;
+        });
+    }
+    alike
+}
+
+/// A parted circuit's rows as the preamble's and one part's (see the module doc).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Repeated {
+    /// Where the preamble's and each part's variables and rows sit.
+    pub layout: Layout,
+    /// Parts of the circuit.
+    pub parts: usize,
+    /// The preamble's rows.
+    pub preamble: Matrices,
+    /// Part 0's rows (its own variables as part 0's).
+    pub part: Matrices,
+}
+
+impl Repeated {
+    /// Terms of every row of the circuit, for `inputs` inputs (each input's row has one).
+    pub fn nonzeros(&self, inputs: usize) -> u64 {
+        self.preamble.nonzeros() + self.parts as u64 * self.part.nonzeros() + inputs as u64
+    }
+
+    /// Bytes held by the stored rows.
+    pub fn byte_size(&self) -> usize {
+        self.preamble.byte_size() + self.part.byte_size()
+    }
+
+    /// Checks rows read from outside against the circuit's `shape`: the layout gives its
+    /// counts, and the preamble's rows name only the preamble's variables and part 0's only
+    /// the preamble's and its own (so every shifted column exists).
+    pub fn validate(&self, shape: CircuitShape, table_len: usize) -> Result<(), String> {
+        let l = &self.layout;
+        if l.counts(self.parts) != Some((shape.inputs, shape.aux, shape.constraints)) {
+            return Err(format!(
+                "a layout of {:?} for {} parts is not a circuit of {} inputs, {} aux and {} \
+                 constraints",
+                l.to_counts(),
+                self.parts,
+                shape.inputs,
+                shape.aux,
+                shape.constraints
+            ));
         }
-        let mut input_row_terms: Vec<Vec<(u64, Coeff)>> = Vec::with_capacity(recorded_inputs);
-        m.for_each_row(input_rows, |terms| input_row_terms.push(terms.to_vec()));
-        for input in 0..inputs {
-            let (recorded, k) = Self::source(input, self.preamble_inputs, self.part_inputs);
-            if let Some(terms) = input_row_terms.get(recorded) {
-                push_shifted(&mut out, terms, k);
+        let columns_below = |inputs: usize, aux: usize| {
+            move |c: u64| c < inputs as u64 || (AUX_BASE..AUX_BASE + aux as u64).contains(&c)
+        };
+        self.preamble
+            .validate(
+                l.preamble_rows,
+                columns_below(l.preamble_inputs, l.preamble_aux),
+                table_len,
+            )
+            .map_err(|e| format!("preamble: {e}"))?;
+        self.part
+            .validate(
+                l.part_rows,
+                columns_below(
+                    l.preamble_inputs + l.part_inputs,
+                    l.preamble_aux + l.part_aux,
+                ),
+                table_len,
+            )
+            .map_err(|e| format!("part: {e}"))
+    }
+
+    /// Writes every row's A·z, B·z and C·z into `a`, `b` and `c`: the preamble's rows, each
+    /// part's rows (read from part 0's, shifted; the parts in parallel), then the per-input
+    /// rows (`inputs` are z's first entries).
+    pub fn evaluate(
+        &self,
+        table: &[Scalar],
+        z: &Witness,
+        inputs: &[Scalar],
+        [a, b, c]: [&mut [MaybeUninit<Scalar>]; 3],
+    ) {
+        let l = &self.layout;
+        let (pa, a) = a.split_at_mut(l.preamble_rows);
+        let (pb, b) = b.split_at_mut(l.preamble_rows);
+        let (pc, c) = c.split_at_mut(l.preamble_rows);
+        self.preamble
+            .evaluate(table, z, |column| column, [pa, pb, pc]);
+        let body = l.part_rows * self.parts;
+        let (a, input_a) = a.split_at_mut(body);
+        let (b, input_b) = b.split_at_mut(body);
+        let (c, input_c) = c.split_at_mut(body);
+        if l.part_rows > 0 {
+            a.par_chunks_mut(l.part_rows)
+                .zip(b.par_chunks_mut(l.part_rows))
+                .zip(c.par_chunks_mut(l.part_rows))
+                .enumerate()
+                .for_each(|(k, ((a, b), c))| {
+                    self.part.evaluate(table, z, l.part_columns(k), [a, b, c]);
+                });
+        }
+        // x_i * 0 = 0: A is x_i, B and C are 0.
+        for (slot, x) in input_a.iter_mut().zip(inputs) {
+            slot.write(*x);
+        }
+        for slot in input_b.iter_mut().chain(input_c.iter_mut()) {
+            slot.write(Scalar::ZERO);
+        }
+    }
+
+    /// Calls `term(row, column, coeff)` for every term of matrix `which` (0: A, 1: B, 2: C)
+    /// of every row of the circuit, in row order (`inputs`: the circuit's input count).
+    pub fn for_each_term(
+        &self,
+        which: usize,
+        inputs: usize,
+        mut term: impl FnMut(usize, u64, Coeff),
+    ) {
+        let l = &self.layout;
+        self.preamble.each()[which].for_each_term(&mut term);
+        for k in 0..self.parts {
+            let (first, column) = (l.preamble_rows + k * l.part_rows, l.part_columns(k));
+            self.part.each()[which]
+                .for_each_term(|row, c, coeff| term(first + row, column(c), coeff));
+        }
+        if which == 0 {
+            let first = l.preamble_rows + self.parts * l.part_rows;
+            for input in 0..inputs {
+                let [(column, coeff)] = input_row(input);
+                term(first + input, column, coeff);
             }
         }
-        out.shrink_to_fit();
-        out
+    }
+
+    /// Every row of the circuit, stored: the preamble's, each part's shifted, then one per
+    /// input (`inputs` of them).
+    pub fn flatten(&self, inputs: usize) -> Matrices {
+        let matrix = |preamble: &SparseMatrix, part: &SparseMatrix, is_a: bool| {
+            let mut out = SparseMatrix::default();
+            let all = 0..usize::MAX;
+            preamble.for_each_row(all.clone(), |terms| out.push_row(terms));
+            let mut shifted = Vec::new();
+            for k in 0..self.parts {
+                let column = self.layout.part_columns(k);
+                part.for_each_row(all.clone(), |terms| {
+                    shifted.clear();
+                    shifted.extend(terms.iter().map(|&(c, coeff)| (column(c), coeff)));
+                    out.push_row(&shifted);
+                });
+            }
+            for input in 0..inputs {
+                let row = input_row(input);
+                out.push_row(if is_a { &row } else { &[] });
+            }
+            out.shrink_to_fit();
+            out
+        };
+        let (pre, part) = (&self.preamble, &self.part);
+        let ((a, b), c) = rayon::join(
+            || {
+                rayon::join(
+                    || matrix(&pre.a, &part.a, true),
+                    || matrix(&pre.b, &part.b, false),
+                )
+            },
+            || matrix(&pre.c, &part.c, false),
+        );
+        Matrices { a, b, c }
     }
 }
 
@@ -181,8 +385,7 @@ fn replicate_density(recorded: &Density, head: usize, per: usize, len: usize) ->
     let mut out = Density::with_capacity(len);
     for index in 0..len {
         out.push_unset();
-        let (source, _) = Layout::source(index, head, per);
-        if recorded.get(source) {
+        if recorded.get(Layout::source(index, head, per)) {
             out.set(index);
         }
     }
