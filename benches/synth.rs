@@ -3,7 +3,8 @@
 //! evaluating every constraint as the circuit enforces it (cuzk's synthesis before the PCE, the
 //! way bellperson's prover does it). Also the PCE's size: per 2 KiB circuit, and for PoRep at
 //! 8 MiB and 512 MiB (recorded here) extrapolated per constraint to a 32 GiB partition. And
-//! recording a PCE from one part (sector) against recording it constraint by constraint.
+//! recording a PCE from one part (sector) against recording it constraint by constraint, and
+//! the product of a PCE kept as one sector's rows against the same PCE with every row stored.
 
 mod common;
 #[path = "../tests/common/mod.rs"]
@@ -12,9 +13,12 @@ mod fixture;
 use bellperson::Circuit;
 use blstrs::Scalar;
 use common::{interleaved, report, selected, time_ms};
-use cuzk::groth16::{pce, BufferSet, Pce};
+use cuzk::groth16::pce::{Repeated, Rows};
+use cuzk::groth16::{pce, AbcBuffers, BufferSet, Pce};
 use cuzk::proofs::circuits::{BlankCircuitVisitor, CircuitKind};
 use cuzk::proofs::pce::{kind_pce, record_kind};
+use ff::Field;
+use rand::{Rng, SeedableRng};
 
 /// Constraints of one 32 GiB PoRep partition (`cuzk params pce porep-32g`).
 const POREP_32G_CONSTRAINTS: f64 = 130_278_869.0;
@@ -68,6 +72,34 @@ fn main() {
                 pce.byte_size() as f64 / pce.nonzeros() as f64
             ),
         );
+    }
+    // The sparse product of a PCE kept as one sector's rows (ours) against the same PCE with
+    // every row stored (what cuzk held before): WinningPoSt's real 2 KiB witness, and 32 GiB
+    // WindowPoSt's rows at 256 of its 2349 sectors (the whole would not fit this machine
+    // beside its witness), on a witness of one third zeros, ones and other values.
+    if let (Some(fx), true) = (&fixture, selected("product-winning-2k")) {
+        let request = fx.data.request("winning").unwrap();
+        let kind = request.circuit_kind();
+        let srs = fx.srs.get(kind).unwrap();
+        let pce = kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+        let asg = request
+            .synthesize_partition(0, BufferSet::default(), Some(&*pce))
+            .expect("synthesis")
+            .0;
+        compare_products("product-winning-2k", &pce, &asg.inputs, &asg.aux, 15);
+    }
+    if selected("product-window-32g") && named("product-window-32g") {
+        let pce = record_kind(CircuitKind::parse("window-32g").unwrap()).expect("recording");
+        let pce = with_parts(&pce, 256);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(32);
+        let mut value = || match rng.gen_range(0..3) {
+            0 => Scalar::ZERO,
+            1 => Scalar::ONE,
+            _ => Scalar::random(&mut rng),
+        };
+        let inputs: Vec<Scalar> = (0..pce.num_inputs).map(|_| value()).collect();
+        let aux: Vec<Scalar> = (0..pce.num_aux).map(|_| value()).collect();
+        compare_products("product-window-32g-256-sectors", &pce, &inputs, &aux, 5);
     }
     if selected("pce-size") {
         // PoRep's PCE grows with its constraints: bytes per constraint at three sizes, and what
@@ -151,4 +183,63 @@ fn record_whole(kind: CircuitKind) -> Pce {
     let mut whole = Whole(None);
     kind.visit_blank(&mut whole).expect("blank circuit");
     whole.0.expect("visited")
+}
+
+/// Times `pce`'s product (kept as one part's rows) against the same PCE with every row stored,
+/// on the witness `inputs` ++ `aux`, and asserts both write the same a, b and c.
+fn compare_products(case: &str, pce: &Pce, inputs: &[Scalar], aux: &[Scalar], runs: usize) {
+    assert!(
+        matches!(pce.rows, Rows::Repeated(_)),
+        "{case}: not kept as parts"
+    );
+    let flat = pce.clone().into_flat();
+    let (mut ours_abc, mut base_abc) = (AbcBuffers::default(), AbcBuffers::default());
+    let (ours, base) = interleaved(
+        runs,
+        || pce.evaluate(inputs, aux, &mut ours_abc).expect("product"),
+        || flat.evaluate(inputs, aux, &mut base_abc).expect("product"),
+    );
+    for (o, b) in [
+        (&ours_abc.a, &base_abc.a),
+        (&ours_abc.b, &base_abc.b),
+        (&ours_abc.c, &base_abc.c),
+    ] {
+        assert!(o[..] == b[..], "{case}: the products differ");
+    }
+    report(
+        &format!("synth/{case}"),
+        ours,
+        Some(base),
+        runs,
+        &format!(
+            "constraints={} nonzeros={} pce_bytes={} flat_pce_bytes={}",
+            pce.num_constraints,
+            pce.nonzeros(),
+            pce.byte_size(),
+            flat.byte_size()
+        ),
+    );
+}
+
+/// `pce` (kept as parts) with `parts` parts instead of its own count: the same rows per part,
+/// for a product at a scale this machine holds. Its densities are dropped (the product reads
+/// none).
+fn with_parts(pce: &Pce, parts: usize) -> Pce {
+    let Rows::Repeated(repeated) = &pce.rows else {
+        panic!("not kept as parts");
+    };
+    let [preamble_inputs, preamble_aux, preamble_rows, part_inputs, part_aux, part_rows] =
+        repeated.layout.to_counts();
+    let num_inputs = preamble_inputs + parts * part_inputs;
+    Pce {
+        num_inputs,
+        num_aux: preamble_aux + parts * part_aux,
+        num_constraints: preamble_rows + parts * part_rows + num_inputs,
+        coeffs: pce.coeffs.clone(),
+        rows: Rows::Repeated(Repeated {
+            parts,
+            ..repeated.clone()
+        }),
+        ..Pce::default()
+    }
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use cuzk::groth16::paramgen::{self, cache};
+use cuzk::groth16::pce::Rows;
 use cuzk::groth16::test_circuits::Sha256Preimage;
 use cuzk::groth16::{synthesize, verify, BufferSet, CpuBackend, ProverBackend, Randomness, Srs};
 use cuzk::proofs::circuits::CircuitKind;
@@ -192,7 +193,7 @@ fn record_pce(kinds: &[String], dir: PathBuf, save: bool) -> anyhow::Result<()> 
         let pce = cuzk::proofs::pce::record_kind(kind)?;
         println!(
             "{name}: constraints={} inputs={} aux={} nonzeros={} coefficients={} pce_bytes={} \
-             bytes_per_nonzero={:.2} record_s={:.1}",
+             bytes_per_nonzero={:.2} stored_as={} record_s={:.1}",
             pce.num_constraints,
             pce.num_inputs,
             pce.num_aux,
@@ -200,6 +201,10 @@ fn record_pce(kinds: &[String], dir: PathBuf, save: bool) -> anyhow::Result<()> 
             pce.coeffs.len(),
             pce.byte_size(),
             pce.byte_size() as f64 / pce.nonzeros().max(1) as f64,
+            match &pce.rows {
+                Rows::Flat(_) => "every-row".to_string(),
+                Rows::Repeated(r) => format!("one-of-{}-parts", r.parts),
+            },
             t.elapsed().as_secs_f64()
         );
         if save {
