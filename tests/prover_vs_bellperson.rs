@@ -358,6 +358,13 @@ fn a_circuit_that_differs_from_its_recording_is_an_error_and_a_saved_pce_round_t
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
     assert!(pce::file::load(&path, "key-a").is_err());
+    // A file of the first format (every row stored, magic CUZKPCE1) is recorded again.
+    let mut first_format = bytes.clone();
+    first_format[..8].copy_from_slice(b"CUZKPCE1");
+    std::fs::write(&path, &first_format).unwrap();
+    assert!(pce::file::load(&path, "key-a")
+        .unwrap_err()
+        .contains("older cuzk"));
     let mut flipped = bytes.clone();
     flipped[bytes.len() / 2] ^= 0x10;
     std::fs::write(&path, &flipped).unwrap();

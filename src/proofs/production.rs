@@ -29,8 +29,8 @@ pub struct CircuitFigures {
     /// Bytes of the decoded parameter set (affine points as held in memory).
     pub srs_bytes: u64,
     /// Bytes of the circuit's pre-compiled constraint system, resident with the parameters
-    /// (measured with `cuzk params pce <name>`; 64 GiB SnapDeals, WindowPoSt and WinningPoSt
-    /// scaled from 32 GiB by constraints).
+    /// (measured with `cuzk params pce <name>`; 64 GiB SnapDeals scaled from 32 GiB by
+    /// constraints).
     pub pce_bytes: u64,
     /// Times on a CPU-only node (32 cores; estimated from our 2 KiB measurements).
     pub cpu: PartitionTimes,
@@ -100,16 +100,16 @@ pub const FIGURES: &[CircuitFigures] = &[
         partitions: 1,
         shape: shape(125_305_057, 25_840, 126_902_376),
         srs_bytes: 57 * GIB,
-        pce_bytes: 3_207_331_003,
+        pce_bytes: 33_111_805,
         cpu: times(27_900.0, 48_100.0, 84_600.0),
         gpu: times(27_900.0, 3_200.0, 680.0),
     },
     CircuitFigures {
         name: "window-64g",
         partitions: 1,
-        shape: shape(129_887_900, 25_301, 129_860_000),
+        shape: shape(129_913_201, 25_301, 131_500_200),
         srs_bytes: 59 * GIB + GIB / 2,
-        pce_bytes: 3_324_600_000,
+        pce_bytes: 34_325_759,
         cpu: times(28_900.0, 49_900.0, 87_700.0),
         gpu: times(28_900.0, 3_300.0, 700.0),
     },
@@ -118,16 +118,16 @@ pub const FIGURES: &[CircuitFigures] = &[
         partitions: 1,
         shape: shape(370_723, 133, 375_210),
         srs_bytes: 184 * MIB,
-        pce_bytes: 9_429_244,
+        pce_bytes: 266_239,
         cpu: times(52.0, 250.0, 450.0),
         gpu: times(52.0, 550.0, 120.0),
     },
     CircuitFigures {
         name: "winning-64g",
         partitions: 1,
-        shape: shape(373_000, 68, 373_000),
+        shape: shape(391_447, 133, 396_000),
         srs_bytes: 195 * MIB,
-        pce_bytes: 9_490_000,
+        pce_bytes: 277_914,
         cpu: times(55.0, 265.0, 475.0),
         gpu: times(55.0, 580.0, 125.0),
     },

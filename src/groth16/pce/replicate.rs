@@ -16,6 +16,7 @@
 //! fit the parameters, and every proof is still verified.
 
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
 use blstrs::Scalar;
 use ff::Field;
@@ -26,6 +27,7 @@ use super::values::Witness;
 use super::{Pce, Rows, AUX_BASE};
 use crate::groth16::density::Density;
 use crate::groth16::shape::CircuitShape;
+
 /// Where a parted circuit's variables and rows sit: the preamble's counts (ONE included in
 /// its inputs) and one part's, taken from the recordings of the preamble alone and of the
 /// preamble with one part.
@@ -155,7 +157,7 @@ impl Layout {
             return None;
         }
         let part_rows = self.preamble_rows..self.preamble_rows + self.part_rows;
-        let rows = |range: std::ops::Range<usize>| Matrices {
+        let rows = |range: Range<usize>| Matrices {
             a: copy_rows(&recorded.a, range.clone()),
             b: copy_rows(&recorded.b, range.clone()),
             c: copy_rows(&recorded.c, range),
@@ -186,7 +188,7 @@ impl Layout {
 }
 
 /// `rows` of `m`, re-encoded as a matrix of their own.
-fn copy_rows(m: &SparseMatrix, rows: std::ops::Range<usize>) -> SparseMatrix {
+fn copy_rows(m: &SparseMatrix, rows: Range<usize>) -> SparseMatrix {
     let mut out = SparseMatrix::default();
     m.for_each_row(rows, |terms| out.push_row(terms));
     out.shrink_to_fit();
