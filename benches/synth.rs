@@ -5,6 +5,7 @@
 //! 8 MiB and 512 MiB (recorded here) extrapolated per constraint to a 32 GiB partition. And
 //! recording a PCE from one part (sector) against recording it constraint by constraint, and
 //! the product of a PCE kept as one sector's rows against the same PCE with every row stored.
+//! And a parted circuit's witness split over the threads against the same on one thread.
 
 mod common;
 #[path = "../tests/common/mod.rs"]
@@ -14,9 +15,13 @@ use bellperson::Circuit;
 use blstrs::Scalar;
 use common::{interleaved, report, selected, time_ms};
 use cuzk::groth16::pce::{Repeated, Rows};
-use cuzk::groth16::{pce, AbcBuffers, BufferSet, Pce};
+use cuzk::groth16::{
+    pce, synthesize_parted_with_pce, synthesize_with_pce, AbcBuffers, BufferSet, PartedCircuit,
+    Pce, WholeCircuit,
+};
 use cuzk::proofs::circuits::{BlankCircuitVisitor, CircuitKind};
 use cuzk::proofs::pce::{kind_pce, record_kind};
+use cuzk::proofs::{PartitionVisitor, ProofResult};
 use ff::Field;
 use rand::{Rng, SeedableRng};
 
@@ -31,8 +36,13 @@ fn main() {
         ("winning-2k", "winning", 9),
     ];
     // The 2 KiB test data and parameters, made only when a synthesis case runs.
+    let parted_cases = [
+        ("parted-snap-2k", "snap", 7),
+        ("parted-porep-2k", "porep-v1_1", 5),
+    ];
     let fixture = cases
         .iter()
+        .chain(&parted_cases)
         .any(|(case, _, _)| selected(case))
         .then(fixture::fixture);
     for (case, name, runs) in cases {
@@ -70,6 +80,45 @@ fn main() {
                 pce.nonzeros(),
                 pce.byte_size(),
                 pce.byte_size() as f64 / pce.nonzeros() as f64
+            ),
+        );
+    }
+    // A parted circuit's witness split over the threads (ours) against the same PCE synthesis
+    // on one thread: SnapDeals runs past the challenges before each range, PoRep starts at its
+    // own. `cpu_ms=` the process's CPU time per run, ours then base.
+    for (case, name, runs) in parted_cases {
+        let (Some(fx), true) = (&fixture, selected(case)) else {
+            continue;
+        };
+        let request = fx.data.request(name).unwrap();
+        let kind = request.circuit_kind();
+        let srs = fx.srs.get(kind).unwrap();
+        let pce = kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+        let mut sides = [true, false].map(|parted| PceSynthesis {
+            pce: &pce,
+            parted,
+            set: BufferSet::default(),
+            cpu_ms: Vec::new(),
+        });
+        let [ours_side, base_side] = &mut sides;
+        let run = |side: &mut PceSynthesis| {
+            request.visit_partition(0, Some(side)).expect("synthesis");
+        };
+        let (ours, base) = interleaved(runs, || run(ours_side), || run(base_side));
+        assert_eq!(
+            pce::parted_fallbacks(),
+            0,
+            "{case}: the parted witness fell back to one thread"
+        );
+        let [ours_cpu, base_cpu] = sides.map(|side| common::median(&side.cpu_ms));
+        report(
+            &format!("synth/{case}"),
+            ours,
+            Some(base),
+            runs,
+            &format!(
+                "threads={} cpu_ms={ours_cpu:.1},{base_cpu:.1}",
+                rayon::current_num_threads()
             ),
         );
     }
@@ -242,4 +291,45 @@ fn with_parts(pce: &Pce, parts: usize) -> Pce {
         }),
         ..Pce::default()
     }
+}
+
+/// Synthesizes a visited parted circuit with its PCE, split over the threads or on one, into
+/// one reused buffer set, keeping each run's process CPU time.
+struct PceSynthesis<'a> {
+    pce: &'a Pce,
+    parted: bool,
+    set: BufferSet,
+    cpu_ms: Vec<f64>,
+}
+
+impl PartitionVisitor for PceSynthesis<'_> {
+    fn visit<C: Circuit<Scalar> + Send>(&mut self, _: C) -> ProofResult<()> {
+        panic!("the case's circuit is parted")
+    }
+
+    fn visit_parted<P: PartedCircuit + Send>(&mut self, circuit: P) -> ProofResult<()> {
+        let set = std::mem::take(&mut self.set);
+        let started = process_cpu_ms();
+        let mut asg = if self.parted {
+            synthesize_parted_with_pce(&circuit, self.pce, set)?
+        } else {
+            synthesize_with_pce(WholeCircuit(circuit), self.pce, set)?
+        };
+        self.cpu_ms.push(process_cpu_ms() - started);
+        assert_eq!(asg.num_constraints(), self.pce.num_constraints);
+        self.set = asg.take_buffers();
+        Ok(())
+    }
+}
+
+/// CPU time the process has used, user and system, in milliseconds.
+fn process_cpu_ms() -> f64 {
+    // SAFETY: getrusage writes the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+    ms(usage.ru_utime) + ms(usage.ru_stime)
 }

@@ -433,6 +433,26 @@ fn every_kind_synthesizes_the_same_with_and_without_pce_and_a_foreign_pce_is_ref
                 .unwrap();
             assert_eq!(inputs, pce_inputs);
             assert_same_assignment(&format!("{name} partition {k}"), &plain, &with_pce);
+            // Parted circuits (PoRep, SnapDeals, PoSt) split their parts over the threads:
+            // three threads give ranges in the middle and of unequal length. None may fall
+            // back to one thread (which would give the same witness, only slower).
+            let fallbacks = cuzk::groth16::pce::parted_fallbacks();
+            let (three_threads, _) = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap()
+                .install(|| request.synthesize_partition(k, BufferSet::default(), Some(&pce)))
+                .unwrap();
+            assert_same_assignment(
+                &format!("{name} partition {k}, 3 threads"),
+                &plain,
+                &three_threads,
+            );
+            assert_eq!(
+                cuzk::groth16::pce::parted_fallbacks(),
+                fallbacks,
+                "{name} partition {k}: the parted witness fell back to one thread"
+            );
         }
     }
 

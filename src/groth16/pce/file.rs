@@ -253,6 +253,7 @@ pub fn load(path: &Path, key: &str) -> Result<Pce, String> {
             a_aux_density,
             b_input_density,
             b_aux_density,
+            preamble: Default::default(),
         })
     })()
     .map_err(|e| format!("{}: {e}", path.display()))?;

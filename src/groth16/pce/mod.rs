@@ -11,6 +11,7 @@
 
 pub mod file;
 pub mod matrix;
+pub mod part_filter;
 pub mod recorder;
 pub mod replicate;
 pub mod values;
@@ -26,10 +27,14 @@ use super::density::Density;
 use super::error::{Groth16Error, Result};
 use super::shape::CircuitShape;
 pub use matrix::{Coeff, Matrices};
+pub use part_filter::PartFilter;
 pub use replicate::Repeated;
 
 pub use recorder::{record, record_parted, replicate_parts};
-pub use witness::{synthesize_parted_with_pce, synthesize_with_pce, PartedCircuit, WholeCircuit};
+pub use witness::{
+    parted_fallbacks, synthesize_parted_with_pce, synthesize_with_pce, LearnedPreamble,
+    PartedCircuit, PreambleShape, WholeCircuit,
+};
 
 /// First column of aux variables: inputs are columns `0..num_inputs`, aux variable i is column
 /// `AUX_BASE + i` (the input count is not final while a circuit is recorded).
@@ -54,6 +59,8 @@ pub struct Pce {
     pub b_input_density: Density,
     /// Aux variables that occur in B.
     pub b_aux_density: Density,
+    /// The preamble's size, learned by the first parted synthesis with this PCE (not saved).
+    pub preamble: LearnedPreamble,
 }
 
 /// How a PCE holds its rows.

@@ -183,6 +183,7 @@ impl Layout {
                 num_inputs,
             ),
             b_aux_density: aux_density(&one_part.b_aux_density),
+            preamble: Default::default(),
         })
     }
 }

@@ -215,6 +215,14 @@ pub trait PartedCircuit: Sync {
         parts: Range<usize>,
     ) -> std::result::Result<(), SynthesisError>;
 
+    /// What running past a part costs a range that does not keep it, as a fraction of
+    /// synthesizing it: 0 (the default) for a circuit that starts a range at its first part,
+    /// more for one that must run the parts before a range to reach it. The ranges are sized
+    /// so each thread finishes at about the same time, and no more are made than pay off.
+    fn skipped_part_cost(&self) -> f64 {
+        0.0
+    }
+
     /// Synthesizes the whole circuit for a system that evaluates every constraint (the plain
     /// prover, the recorder). By default the preamble and every part in order; a circuit whose
     /// own code does that faster (in parallel on an extensible system) says so here. Either
@@ -257,24 +265,44 @@ pub fn synthesize_with_pce<C: Circuit<Scalar>>(
     evaluate_witness(cs, pce, buffers.abc, t)
 }
 
-/// [`synthesize_with_pce`] for a [`PartedCircuit`]: the preamble once, then the parts in
-/// contiguous ranges, one per thread, each after its own copy of the preamble (whose values must
-/// equal the first copy's and are then dropped). The assignment is the one the whole circuit
-/// gives.
+/// [`synthesize_with_pce`] for a [`PartedCircuit`]: the parts in contiguous ranges, one per
+/// thread, each after its own copy of the preamble. The first range's copy is the witness's
+/// preamble; the others' must equal it and are then dropped. The assignment is the one the
+/// whole circuit gives.
 ///
-/// Each range writes its parts' aux values straight into their place in `buffers.aux` (a
-/// window sized from the recording, whose parts are alike), so the witness is neither held a
-/// second time nor copied: at 32 GiB PoRep that is about 4 GiB per partition. A circuit whose
-/// parts turn out unequal is synthesized again on one thread.
+/// Each range writes its values straight into their place in `buffers.aux` (a window sized from
+/// the recording, whose parts are alike, and from the preamble's size, learned by the first
+/// synthesis with `pce` from a preamble run alone), so the witness is neither held a second
+/// time nor copied: at 32 GiB PoRep that is about 4 GiB per partition. A circuit whose parts
+/// turn out unequal is synthesized again on one thread.
 pub fn synthesize_parted_with_pce<P: PartedCircuit>(
     circuit: &P,
     pce: &Pce,
     buffers: BufferSet,
 ) -> Result<Assignment> {
     let t = std::time::Instant::now();
-    let mut cs = WitnessCs::sized_for(pce, buffers.aux)?;
-    circuit.synthesize_parts(&mut cs, 0..0)?;
-    if !synthesize_parts_in_windows(circuit, pce, &mut cs)? {
+    let mut aux = buffers.aux;
+    let (preamble, learned) = match pce.preamble.get() {
+        Some(known) => (*known, false),
+        None => {
+            let mut cs = WitnessCs::sized_for(pce, aux)?;
+            circuit.synthesize_parts(&mut cs, 0..0)?;
+            log::debug!(
+                "preamble alone (first use of this PCE): witness_ms={:.1}",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            aux = cs.aux;
+            let shape = PreambleShape {
+                inputs: cs.inputs.len() - 1,
+                aux: aux.len(),
+                constraints: cs.constraints,
+            };
+            (shape, true)
+        }
+    };
+    let mut cs = WitnessCs::sized_for(pce, aux)?;
+    if !synthesize_ranges_in_windows(circuit, pce, preamble, &mut cs)? {
+        PARTED_FALLBACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         log::warn!(
             "a parted circuit's parts differ in size from the recording's average; \
              synthesizing it on one thread"
@@ -282,15 +310,69 @@ pub fn synthesize_parted_with_pce<P: PartedCircuit>(
         cs = WitnessCs::sized_for(pce, cs.aux)?;
         circuit.synthesize_parts(&mut cs, 0..circuit.parts())?;
     }
-    evaluate_witness(cs, pce, buffers.abc, t)
+    let assignment = evaluate_witness(cs, pce, buffers.abc, t)?;
+    if learned {
+        // Kept only once a whole witness matched the recording; a racing first use sets the
+        // same shape, so losing the race changes nothing.
+        let _ = pce.preamble.set(preamble);
+    }
+    Ok(assignment)
 }
 
-/// Appends the parts of `circuit` to `cs`, which holds its preamble, in parallel ranges
-/// writing into `cs.aux`'s spare room. Ok(false) when the parts do not fill their windows
-/// exactly (parts of unequal size; `cs` is then unchanged but for spare room written).
-fn synthesize_parts_in_windows<P: PartedCircuit>(
+/// The size of a [`PartedCircuit`]'s preamble: what every range synthesizes before its parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreambleShape {
+    /// Public inputs, without ONE.
+    pub inputs: usize,
+    /// Private variables.
+    pub aux: usize,
+    /// Constraints.
+    pub constraints: usize,
+}
+
+/// The preamble shape a PCE's parted circuits have, learned by their first synthesis with it
+/// (a run of the preamble alone) so later ones can start every range at once. Not saved with
+/// the PCE and not part of its equality: it is a cache of what the circuit does.
+#[derive(Clone, Debug, Default)]
+pub struct LearnedPreamble(std::sync::OnceLock<PreambleShape>);
+
+impl LearnedPreamble {
+    /// The shape, once learned.
+    pub fn get(&self) -> Option<&PreambleShape> {
+        self.0.get()
+    }
+
+    /// Keeps `shape` unless one is kept already (Err then).
+    pub fn set(&self, shape: PreambleShape) -> std::result::Result<(), PreambleShape> {
+        self.0.set(shape)
+    }
+}
+
+impl PartialEq for LearnedPreamble {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// Parted syntheses that fell back to one thread (see [`parted_fallbacks`]).
+static PARTED_FALLBACKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many parted syntheses in this process fell back to one thread because their parts did
+/// not fill the recording's windows: never a wrong witness, but a circuit whose parts are not
+/// alike loses its parallel speed-up, which an operator (and a test) should see.
+pub fn parted_fallbacks() -> usize {
+    PARTED_FALLBACKS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Synthesizes the whole of `circuit` into the empty `cs` in parallel ranges of parts, each
+/// writing into its window of `cs.aux`'s spare room: the first range's window holds the
+/// preamble too. Ok(false) when a range does not fill its window exactly (parts of unequal
+/// size, or a preamble of another size than `preamble`); `cs` is then unchanged but for spare
+/// room written.
+fn synthesize_ranges_in_windows<P: PartedCircuit>(
     circuit: &P,
     pce: &Pce,
+    preamble: PreambleShape,
     cs: &mut WitnessCs,
 ) -> Result<bool> {
     let parts = circuit.parts();
@@ -299,64 +381,114 @@ fn synthesize_parts_in_windows<P: PartedCircuit>(
         aux,
         constraints,
     } = cs;
-    // The preamble as a part's own system holds it: without the ONE input.
-    let (preamble_inputs, preamble_constraints) = (inputs.len() - 1, *constraints);
-    let (preamble, spare) = aux.stored_and_spare_mut();
-    let body = pce.num_aux.saturating_sub(preamble.len());
-    if parts == 0 || body % parts != 0 || spare.len() < body {
+    let spare = aux.stored_and_spare_mut().1;
+    let body = pce.num_aux.saturating_sub(preamble.aux);
+    if parts == 0 || body % parts != 0 || spare.len() < pce.num_aux || inputs.len() != 1 {
         return Ok(false);
     }
     let per_part = body / parts;
-    let mut rest = &mut spare[..body];
+    let mut rest = &mut spare[..pce.num_aux];
     let mut windows = Vec::new();
-    for range in part_ranges(parts, rayon::current_num_threads()) {
-        let (window, tail) = std::mem::take(&mut rest).split_at_mut(per_part * range.len());
-        windows.push((range, window));
+    let skip_cost = circuit.skipped_part_cost();
+    for range in part_ranges(parts, rayon::current_num_threads(), skip_cost) {
+        // The first range keeps its preamble in its window; the others keep theirs aside.
+        let preamble_aside = if windows.is_empty() { 0 } else { preamble.aux };
+        let length = per_part * range.len() + preamble.aux - preamble_aside;
+        let (window, tail) = std::mem::take(&mut rest).split_at_mut(length);
+        windows.push((range, preamble_aside, window));
         rest = tail;
     }
-    let preamble: &[Scalar] = preamble;
     let ranges: Vec<_> = windows
         .into_par_iter()
-        .map(|(range, window)| {
+        .map(|(range, preamble_aside, window)| {
             let mut part = WitnessCs {
-                aux: PartWindow::new(preamble.len(), window),
+                aux: PartWindow::new(preamble_aside, window),
                 ..WitnessCs::default()
             };
-            circuit.synthesize_parts(&mut part, range).map(|()| part)
+            let started = std::time::Instant::now();
+            let synthesized = circuit.synthesize_parts(&mut part, range.clone());
+            log::debug!(
+                "preamble and parts {range:?} of {parts}: witness_ms={:.1}",
+                started.elapsed().as_secs_f64() * 1e3
+            );
+            synthesized.map(|()| part)
         })
         .collect();
-    let (mut new_inputs, mut new_constraints, mut filled) = (Vec::new(), 0, true);
-    for (i, part) in ranges.into_iter().enumerate() {
-        let part = part?;
-        let same_preamble = part.inputs.get(..preamble_inputs) == inputs.get(1..=preamble_inputs)
-            && part.aux.preamble == preamble
-            && part.constraints >= preamble_constraints;
-        if !same_preamble {
+    let ranges = ranges
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let filled = ranges.iter().all(|part| {
+        part.aux.filled_exactly()
+            && part.inputs.len() >= preamble.inputs
+            && part.constraints >= preamble.constraints
+    });
+    let Some((first, others)) = ranges.split_first().filter(|_| filled) else {
+        return Ok(false);
+    };
+    let (first_preamble, _) = first.aux.slices()[1].split_at(preamble.aux);
+    let first_preamble_inputs = &first.inputs[..preamble.inputs];
+    for (i, part) in others.iter().enumerate() {
+        if part.aux.preamble != first_preamble
+            || part.inputs[..preamble.inputs] != *first_preamble_inputs
+        {
             return Err(Groth16Error::ShapeMismatch(format!(
-                "part range {i} of the circuit synthesized a different preamble"
+                "part range {} of the circuit synthesized a different preamble",
+                i + 1
             )));
         }
-        filled &= part.aux.filled_exactly();
-        new_inputs.extend_from_slice(&part.inputs[preamble_inputs..]);
-        new_constraints += part.constraints - preamble_constraints;
     }
-    if !filled {
-        return Ok(false);
+    inputs.extend_from_slice(&first.inputs);
+    *constraints += first.constraints;
+    for part in others {
+        inputs.extend_from_slice(&part.inputs[preamble.inputs..]);
+        *constraints += part.constraints - preamble.constraints;
     }
-    inputs.extend_from_slice(&new_inputs);
-    *constraints += new_constraints;
-    // SAFETY: the windows tile the first `body` scalars of the spare room, and each was
+    drop(ranges);
+    // SAFETY: the windows tile the first `num_aux` scalars of the spare room, and each was
     // filled exactly (every entry written by `PartWindow::push`).
-    unsafe { aux.assume_filled(body) };
+    unsafe { aux.assume_filled(pce.num_aux) };
     Ok(true)
 }
 
-/// `parts` split into at most `threads` contiguous ranges of near-equal length, in order.
-fn part_ranges(parts: usize, threads: usize) -> Vec<Range<usize>> {
-    let ranges = parts.min(threads.max(1));
-    (0..ranges)
-        .map(|i| i * parts / ranges..(i + 1) * parts / ranges)
-        .collect()
+/// `parts` split into at most `threads` contiguous non-empty ranges, in order, for a circuit
+/// whose ranges pay `skip_cost` (0..1) of a part's time for each part before them.
+///
+/// With no skip cost the ranges are of near-equal length. Otherwise range t gets (1 - cost)^t
+/// of the first range's length, so every range ends at about the same time (the first runs its
+/// parts; each later one runs past what the earlier ones kept, then its own); ranges below a
+/// tenth of the first's length are not made, since they save less than they cost.
+fn part_ranges(parts: usize, threads: usize, skip_cost: f64) -> Vec<Range<usize>> {
+    let threads = threads.max(1);
+    let keep_share = 1.0 - skip_cost.clamp(0.0, 0.95);
+    if skip_cost <= 0.0 {
+        let ranges = parts.min(threads);
+        return (0..ranges)
+            .map(|i| i * parts / ranges..(i + 1) * parts / ranges)
+            .collect();
+    }
+    let weights: Vec<f64> = (0..threads)
+        .map(|t| keep_share.powi(t as i32))
+        .take_while(|w| *w >= 0.1)
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut ends = Vec::with_capacity(weights.len());
+    let mut sum = 0.0;
+    for w in &weights {
+        sum += w;
+        ends.push(((parts as f64 * sum / total).round() as usize).min(parts));
+    }
+    if let Some(last) = ends.last_mut() {
+        *last = parts;
+    }
+    let mut start = 0;
+    let mut ranges = Vec::with_capacity(ends.len());
+    for end in ends {
+        if end > start {
+            ranges.push(start..end);
+            start = end;
+        }
+    }
+    ranges
 }
 
 /// Checks the witness `cs` against the recording and evaluates a, b and c into `abc`.
@@ -403,19 +535,38 @@ mod tests {
     use super::part_ranges;
 
     #[test]
+    fn ranges_that_pay_for_skipped_parts_shrink_and_stop_paying_off() {
+        // 2 KiB SnapDeals on 2 threads: 10 challenges, 0.55 of a challenge to run past one.
+        assert_eq!(part_ranges(10, 2, 0.55), vec![0..7, 7..10]);
+        // 86 challenges (32 GiB) on 64 threads: five ranges, the first the longest.
+        let ranges = part_ranges(86, 64, 0.43);
+        assert_eq!(ranges.len(), 5);
+        assert_eq!(part_ranges(86, 64, 0.55).len(), 3);
+        let lengths: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        assert!(lengths.windows(2).all(|w| w[0] >= w[1]), "{lengths:?}");
+        // Every range ends at about the same time: its skipped parts at 0.43, its own at 1.
+        let ends: Vec<f64> = ranges
+            .iter()
+            .map(|r| 0.43 * r.start as f64 + r.len() as f64)
+            .collect();
+        assert!(ends.iter().all(|e| (e - ends[0]).abs() <= 2.0), "{ends:?}");
+    }
+
+    #[test]
     fn part_ranges_cover_every_part_once_in_order() {
-        for parts in 0..40 {
-            for threads in 0..20 {
-                let ranges = part_ranges(parts, threads);
-                assert!(ranges.len() <= threads.max(1));
-                let flat: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();
-                assert_eq!(
-                    flat,
-                    (0..parts).collect::<Vec<_>>(),
-                    "{parts} over {threads}"
-                );
-                assert!(ranges.iter().all(|r| !r.is_empty()));
-            }
+        for (parts, threads, skip_cost) in (0..40)
+            .flat_map(|p| (0..20).map(move |t| (p, t)))
+            .flat_map(|(p, t)| [0.0, 0.1, 0.43, 0.9].map(|c| (p, t, c)))
+        {
+            let ranges = part_ranges(parts, threads, skip_cost);
+            assert!(ranges.len() <= threads.max(1));
+            let flat: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();
+            assert_eq!(
+                flat,
+                (0..parts).collect::<Vec<_>>(),
+                "{parts} over {threads} at {skip_cost}"
+            );
+            assert!(ranges.iter().all(|r| !r.is_empty()));
         }
     }
 }
