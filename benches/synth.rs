@@ -11,6 +11,8 @@ mod common;
 #[path = "../tests/common/mod.rs"]
 mod fixture;
 
+use std::sync::Arc;
+
 use bellperson::Circuit;
 use blstrs::Scalar;
 use common::{interleaved, report, selected, time_ms};
@@ -21,7 +23,7 @@ use cuzk::groth16::{
 };
 use cuzk::proofs::circuits::{BlankCircuitVisitor, CircuitKind};
 use cuzk::proofs::pce::{kind_pce, record_kind};
-use cuzk::proofs::{PartitionVisitor, ProofResult};
+use cuzk::proofs::{PartitionVisitor, ProofRequest, ProofResult};
 use ff::Field;
 use rand::{Rng, SeedableRng};
 
@@ -49,10 +51,7 @@ fn main() {
         let (Some(fx), true) = (&fixture, selected(case)) else {
             continue;
         };
-        let request = fx.data.request(name).unwrap();
-        let kind = request.circuit_kind();
-        let srs = fx.srs.get(kind).unwrap();
-        let pce = kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+        let (request, pce) = request_and_pce(fx, name);
         // Each side reuses one buffer set, as the engine's pool does: its memory is written
         // before the timed runs, so neither side pays for faulting in fresh pages.
         let synth = |with_pce: bool, set: &mut BufferSet| {
@@ -90,10 +89,7 @@ fn main() {
         let (Some(fx), true) = (&fixture, selected(case)) else {
             continue;
         };
-        let request = fx.data.request(name).unwrap();
-        let kind = request.circuit_kind();
-        let srs = fx.srs.get(kind).unwrap();
-        let pce = kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+        let (request, pce) = request_and_pce(fx, name);
         let mut sides = [true, false].map(|parted| PceSynthesis {
             pce: &pce,
             parted,
@@ -127,10 +123,7 @@ fn main() {
     // WindowPoSt's rows at 256 of its 2349 sectors (the whole would not fit this machine
     // beside its witness), on a witness of one third zeros, ones and other values.
     if let (Some(fx), true) = (&fixture, selected("product-winning-2k")) {
-        let request = fx.data.request("winning").unwrap();
-        let kind = request.circuit_kind();
-        let srs = fx.srs.get(kind).unwrap();
-        let pce = kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+        let (request, pce) = request_and_pce(fx, "winning");
         let asg = request
             .synthesize_partition(0, BufferSet::default(), Some(&*pce))
             .expect("synthesis")
@@ -291,6 +284,15 @@ fn with_parts(pce: &Pce, parts: usize) -> Pce {
         }),
         ..Pce::default()
     }
+}
+
+/// The 2 KiB test request `name` and its circuit's PCE (loaded or recorded once).
+fn request_and_pce(fx: &fixture::Fixture, name: &str) -> (ProofRequest, Arc<Pce>) {
+    let request = fx.data.request(name).unwrap();
+    let kind = request.circuit_kind();
+    let srs = fx.srs.get(kind).unwrap();
+    let pce = kind_pce(kind, &srs, fx.srs.dir()).unwrap();
+    (request, pce)
 }
 
 /// Synthesizes a visited parted circuit with its PCE, split over the threads or on one, into

@@ -81,6 +81,21 @@ where
         Ok(())
     }
 
+    /// An allocation passed on to `inner` while keeping; a placeholder at `dropped` (never
+    /// read: a dropped part's constraints are dropped too) otherwise; Err once done.
+    fn pass_allocation(
+        &mut self,
+        dropped: Index,
+        allocate: impl FnOnce(&mut CS) -> Result<Variable, SynthesisError>,
+    ) -> Result<Variable, SynthesisError> {
+        self.stop_if_done()?;
+        if self.keeping() {
+            allocate(&mut *self.inner)
+        } else {
+            Ok(Variable::new_unchecked(dropped))
+        }
+    }
+
     /// Follows a top-level namespace into the part it names.
     fn enter(&mut self, name: &str) {
         if self.broken.is_some() {
@@ -116,12 +131,7 @@ where
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.stop_if_done()?;
-        if self.keeping() {
-            self.inner.alloc(annotation, f)
-        } else {
-            Ok(Variable::new_unchecked(Index::Aux(0)))
-        }
+        self.pass_allocation(Index::Aux(0), |inner| inner.alloc(annotation, f))
     }
 
     fn alloc_input<Fv, A, AR>(&mut self, annotation: A, f: Fv) -> Result<Variable, SynthesisError>
@@ -130,12 +140,7 @@ where
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.stop_if_done()?;
-        if self.keeping() {
-            self.inner.alloc_input(annotation, f)
-        } else {
-            Ok(Variable::new_unchecked(Index::Input(0)))
-        }
+        self.pass_allocation(Index::Input(0), |inner| inner.alloc_input(annotation, f))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, annotation: A, a: LA, b: LB, c: LC)
@@ -179,6 +184,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::groth16::buffer::ScalarBuf;
+    use crate::groth16::pce::witness::WitnessCs;
     use bellperson::Circuit;
     use ff::Field;
 
@@ -211,78 +218,29 @@ mod tests {
         name.strip_prefix("part ")?.parse().ok()
     }
 
-    /// Records aux values (their low 64 bits) and counts constraints.
-    #[derive(Default)]
-    struct Recorded {
-        aux: Vec<u64>,
-        constraints: usize,
-    }
-
-    impl ConstraintSystem<Scalar> for Recorded {
-        type Root = Self;
-
-        fn alloc<Fv, A, AR>(&mut self, _: A, f: Fv) -> Result<Variable, SynthesisError>
-        where
-            Fv: FnOnce() -> Result<Scalar, SynthesisError>,
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-        {
-            let bytes = f()?.to_bytes_le();
-            self.aux
-                .push(u64::from_le_bytes(bytes[..8].try_into().unwrap()));
-            Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
-        }
-
-        fn alloc_input<Fv, A, AR>(&mut self, _: A, f: Fv) -> Result<Variable, SynthesisError>
-        where
-            Fv: FnOnce() -> Result<Scalar, SynthesisError>,
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-        {
-            f()?;
-            Ok(Variable::new_unchecked(Index::Input(0)))
-        }
-
-        fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-        where
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-            LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-            LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-            LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        {
-            self.constraints += 1;
-        }
-
-        fn push_namespace<NR, N>(&mut self, _: N)
-        where
-            NR: Into<String>,
-            N: FnOnce() -> NR,
-        {
-        }
-
-        fn pop_namespace(&mut self) {}
-
-        fn get_root(&mut self) -> &mut Self::Root {
-            self
-        }
-    }
-
     /// Aux values and constraints the filter passes on for `keep` of `parts`.
-    fn kept(parts: usize, keep: Range<usize>) -> Result<(Vec<u64>, usize), SynthesisError> {
-        let mut cs = Recorded::default();
+    fn kept(parts: usize, keep: Range<usize>) -> Result<(Vec<Scalar>, usize), SynthesisError> {
+        let mut cs = WitnessCs::<ScalarBuf>::default();
         let mut filter = PartFilter::new(&mut cs, keep, part_of);
         let synthesized = Looped { parts }.synthesize(&mut filter);
         filter.finish(synthesized)?;
-        Ok((cs.aux, cs.constraints))
+        Ok((cs.aux.to_vec(), cs.constraints))
+    }
+
+    /// Scalars of small integers.
+    fn scalars(values: &[u64]) -> Vec<Scalar> {
+        values.iter().map(|v| Scalar::from(*v)).collect()
     }
 
     #[test]
     fn keeps_the_preamble_and_the_range_of_parts() {
-        assert_eq!(kept(4, 0..0).unwrap(), (vec![1], 0));
-        assert_eq!(kept(4, 1..3).unwrap(), (vec![1, 1, 2, 2, 3], 2));
-        assert_eq!(kept(4, 3..4).unwrap(), (vec![1, 3, 4], 1));
-        assert_eq!(kept(4, 0..4).unwrap(), (vec![1, 0, 1, 1, 2, 2, 3, 3, 4], 4));
+        assert_eq!(kept(4, 0..0).unwrap(), (scalars(&[1]), 0));
+        assert_eq!(kept(4, 1..3).unwrap(), (scalars(&[1, 1, 2, 2, 3]), 2));
+        assert_eq!(kept(4, 3..4).unwrap(), (scalars(&[1, 3, 4]), 1));
+        assert_eq!(
+            kept(4, 0..4).unwrap(),
+            (scalars(&[1, 0, 1, 1, 2, 2, 3, 3, 4]), 4)
+        );
     }
 
     /// Parts out of order, or a preamble namespace after the parts began, are an error.
@@ -304,7 +262,7 @@ mod tests {
     #[test]
     fn parts_out_of_order_are_an_error() {
         for backwards in [true, false] {
-            let mut cs = Recorded::default();
+            let mut cs = WitnessCs::<ScalarBuf>::default();
             let mut filter = PartFilter::new(&mut cs, 0..4, part_of);
             let synthesized = Disordered(backwards).synthesize(&mut filter);
             let err = filter.finish(synthesized).unwrap_err().to_string();

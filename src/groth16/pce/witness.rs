@@ -111,9 +111,9 @@ impl AuxStore for PartWindow<'_> {
 /// build sub-systems and `extend` this one with them, in the order the recorder saw them.
 #[derive(Default)]
 pub struct WitnessCs<S = ScalarBuf> {
-    inputs: Vec<Scalar>,
-    aux: S,
-    constraints: usize,
+    pub(super) inputs: Vec<Scalar>,
+    pub(super) aux: S,
+    pub(super) constraints: usize,
 }
 
 impl WitnessCs {
