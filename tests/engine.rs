@@ -29,6 +29,36 @@ struct Synthetic {
     load_gate: Option<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
     /// Report the SRS size before decoding (as parameter files do).
     size_hint: bool,
+    /// When set, `synthesize` says it has started, then blocks until the test lets it go.
+    synth_gate: Option<Gate>,
+}
+
+/// A point a worker stops at: it reports arriving, then waits to be let through.
+struct Gate {
+    arrived: std::sync::Mutex<std::sync::mpsc::Sender<()>>,
+    release: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Gate {
+    /// The gate, a receiver that hears each arrival, and the sender that lets one through.
+    fn new() -> (
+        Gate,
+        std::sync::mpsc::Receiver<()>,
+        std::sync::mpsc::Sender<()>,
+    ) {
+        let (arrived, arrivals) = std::sync::mpsc::channel();
+        let (let_through, release) = std::sync::mpsc::channel();
+        let gate = Gate {
+            arrived: std::sync::Mutex::new(arrived),
+            release: std::sync::Mutex::new(release),
+        };
+        (gate, arrivals, let_through)
+    }
+
+    fn pass(&self) {
+        let _ = self.arrived.lock().unwrap().send(());
+        let _ = self.release.lock().unwrap().recv();
+    }
 }
 
 impl Synthetic {
@@ -63,6 +93,9 @@ impl Workload for Synthetic {
     fn synthesize(&self, k: usize, buffers: BufferSet, _srs: &Srs) -> Result<Assignment, String> {
         if self.panic_in == Some(k) {
             panic!("synthetic failure in partition {k}");
+        }
+        if let Some(gate) = &self.synth_gate {
+            gate.pass();
         }
         synthesize(self.circuit(k), buffers).map_err(|e| e.to_string())
     }
@@ -116,6 +149,7 @@ fn job(constraints: usize, partitions: usize, priority: Priority, seed: u64) -> 
         panic_in: None,
         load_gate: None,
         size_hint: false,
+        synth_gate: None,
     })
 }
 
@@ -453,6 +487,41 @@ fn a_size_hint_keeps_first_decodes_within_the_budget_and_refuses_oversize_up_fro
         other => panic!("expected TooLarge at submit, got {other:?}"),
     }
     assert_eq!(tiny.status().srs_resident.len(), 0);
+}
+
+#[test]
+fn a_job_submitted_while_the_only_buffer_set_is_in_use_is_not_refused_as_too_large() {
+    // The budget fits the parameters, the one buffer set and a partition, with no room for a
+    // second set. While job A synthesizes into that set, job B on the same parameters must
+    // be accepted (it waits for the set), not refused as if it needed a set of its own.
+    let big = srs(2000).byte_size() as u64;
+    let (gate, arrivals, let_through) = Gate::new();
+    let gated = Arc::new(Synthetic {
+        key: "hinted-gated".into(),
+        size_hint: true,
+        synth_gate: Some(gate),
+        ..Arc::try_unwrap(job(2000, 1, Priority::Normal, 5))
+            .ok()
+            .unwrap()
+    });
+    let engine = Engine::open_cpu(Config {
+        memory_budget: big + 700_000,
+        ..config(1, 1)
+    })
+    .unwrap();
+    let a = engine.submit(gated.clone()).unwrap();
+    arrivals.recv().expect("A reaches synthesis");
+    let b = engine.submit(gated.clone());
+    let_through.send(()).unwrap();
+    let_through.send(()).unwrap();
+    let b = b.expect("B fits once A hands its buffer set back");
+    for id in [a, b] {
+        let proof = engine
+            .await_job(id, Some(Duration::from_secs(600)))
+            .unwrap();
+        assert!(check(&gated, &proof));
+    }
+    engine.close();
 }
 
 #[test]

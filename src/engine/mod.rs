@@ -273,6 +273,8 @@ impl Engine {
             .map(|_| backend.alloc_buffers(config.buffer_constraints))
             .collect();
         let pool_bytes: u64 = pool.iter().map(|b| b.capacity_bytes() as u64).sum();
+        let largest_set_bytes = pool.iter().map(|b| b.capacity_bytes() as u64).max();
+        let largest_set_bytes = largest_set_bytes.unwrap_or(0);
         if !budget.fits(pool_bytes) {
             return Err(EngineError::TooLarge(format!(
                 "the buffer pool ({pool_bytes} bytes) exceeds the {} byte budget",
@@ -290,6 +292,7 @@ impl Engine {
             finishing: (0..lanes).map(|_| Default::default()).collect(),
             pool_total: pool.len(),
             pool,
+            largest_set_bytes,
             pool_bytes,
             budget,
             srs: HashMap::new(),
@@ -446,14 +449,8 @@ impl Engine {
     fn never_fits(&self, st: &State, class: Priority, key: &str) -> Option<String> {
         let srs_bytes = st.srs_sizes.get(key).copied()?;
         let need = st.shapes.get(key).map_or(0, |s| {
-            let largest = st
-                .pool
-                .iter()
-                .map(|b| b.capacity_bytes() as u64)
-                .max()
-                .unwrap_or(0);
             schedule::partition_charge(s, self.inner.backend.transient_bytes(s))
-                + s.set_bytes().saturating_sub(largest)
+                + st.least_growth_for(s.set_bytes())
         });
         schedule::never_fits(st, class, key, srs_bytes, need)
     }

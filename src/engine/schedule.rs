@@ -185,12 +185,14 @@ fn step(
         (0, 0)
     };
     let need = charge + growth;
+    // Never fitting is judged against the largest set, which this partition can wait for.
+    let least_need = charge + st.least_growth_for(shape.set_bytes());
     if let Err(step) = admit(
         st,
         id,
         class,
         &srs_key,
-        (srs_bytes, need),
+        (srs_bytes, least_need),
         need,
         held_back,
         &keep_own,
@@ -198,6 +200,7 @@ fn step(
         return step;
     }
     st.pool_bytes += growth;
+    st.note_set_bytes(have + growth);
     let buffers = st.pool.swap_remove(slot);
     let resident = st.srs.get_mut(&srs_key).expect("checked resident");
     resident.users += 1;

@@ -112,6 +112,10 @@ pub struct State {
     pub pool: Vec<BufferSet>,
     pub pool_total: usize,
     pub pool_bytes: u64,
+    /// The largest buffer set in the pool, free or in use (sets only grow): a partition whose
+    /// set fits it can always wait for that set, so only the excess over it can make work
+    /// never fit.
+    pub largest_set_bytes: u64,
     pub budget: Budget,
     pub srs: HashMap<String, Resident>,
     /// Parameter sets being decoded, with the bytes charged for them ahead of the decode.
@@ -247,6 +251,17 @@ impl State {
     }
 
     /// Puts a buffer set back into the pool (contents discarded).
+    /// The pool's bytes that a partition needing a set of `set_bytes` adds at the least: the
+    /// growth of the largest set, which it can always wait for.
+    pub fn least_growth_for(&self, set_bytes: u64) -> u64 {
+        set_bytes.saturating_sub(self.largest_set_bytes)
+    }
+
+    /// Records that one pool set now holds `set_bytes`.
+    pub fn note_set_bytes(&mut self, set_bytes: u64) {
+        self.largest_set_bytes = self.largest_set_bytes.max(set_bytes);
+    }
+
     pub fn return_buffers(&mut self, mut buffers: BufferSet) {
         buffers.clear();
         self.pool.push(buffers);

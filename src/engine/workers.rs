@@ -91,6 +91,7 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
     }
     let (buffers, repinned) = pinned_if_grown(inner, buffers);
     let capacity = buffers.capacity();
+    let set_bytes = buffers.capacity_bytes() as u64;
     let t = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| workload.synthesize(k, buffers, &srs)))
         .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(&*p))));
@@ -110,6 +111,7 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
     if repinned > 0 {
         st.pool_bytes += repinned;
         st.budget.charge(repinned);
+        st.note_set_bytes(set_bytes);
     }
     *st.busy_ms.entry(name.to_string()).or_default() += synth_ms;
     charge_attached(&mut st, &srs_key, &srs, attached);
@@ -138,6 +140,7 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
                 // Only a circuit larger than its shape said (or without one) grows here.
                 st.pool_bytes += grown;
                 st.budget.charge(grown);
+                st.note_set_bytes(assignment.buffer_set_bytes() as u64);
             }
             let shape = CircuitShape {
                 constraints: assignment.num_constraints(),
