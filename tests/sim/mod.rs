@@ -434,13 +434,18 @@ pub struct Sim {
 impl Sim {
     /// Opens an engine for `node` proving the circuits `names` ("porep-32g", ...).
     pub fn open(node: Node, names: &[&str]) -> Self {
+        Self::open_with(node, names, node.config())
+    }
+
+    /// As [`Sim::open`], with `config` in place of the node's own.
+    pub fn open_with(node: Node, names: &[&str], config: Config) -> Self {
         let circuits: HashMap<String, Arc<SimCircuit>> = names
             .iter()
             .map(|n| (n.to_string(), SimCircuit::new(n, node.kind())))
             .collect();
         let all: Vec<_> = circuits.values().cloned().collect();
         let backend = SimBackend::new(node.gpus.max(1), &all);
-        let engine = Engine::open(node.config(), Arc::clone(&backend) as _).expect("engine opens");
+        let engine = Engine::open(config, Arc::clone(&backend) as _).expect("engine opens");
         Self {
             node,
             engine: Arc::new(engine),
