@@ -18,7 +18,7 @@ use cuzk::gpu::emulator;
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
-    synthesize, verify, BufferSet, CpuBackend, Proof, ProverBackend, Randomness, Srs,
+    synthesize, verify, BufferSet, CpuBackend, Density, Proof, ProverBackend, Randomness, Srs,
 };
 use cuzk::proofs::workload::FilecoinWorkload;
 use rand::SeedableRng;
@@ -121,6 +121,64 @@ fn gpu_backend_proofs_equal_bellperson_for_every_shape_from_pinned_and_pageable_
     let asg = synthesize(small.circuit.clone(), BufferSet::default()).unwrap();
     let proof = gpu.prove(asg, &small.srs, small.randomness).unwrap();
     small.assert_matches(&proof, "2^8 (CPU path)");
+}
+
+/// `d` with its first set bit moved to its first unset bit (the same number of ones, so the
+/// SRS still fits, but other variables gathered).
+fn with_a_bit_moved(d: &Density) -> Density {
+    let set = (0..d.len()).find(|&i| d.get(i)).expect("a set bit");
+    let unset = (0..d.len()).find(|&i| !d.get(i)).expect("an unset bit");
+    let mut moved = Density::new();
+    for i in 0..d.len() {
+        moved.push_unset();
+        if i != set && (d.get(i) || i == unset) {
+            moved.set(i);
+        }
+    }
+    assert_eq!(moved.count_ones(), d.count_ones());
+    moved
+}
+
+#[test]
+fn density_maps_stay_on_the_device_and_maps_that_differ_are_uploaded_not_assumed() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let gpu = GpuBackend::open(0, false).unwrap();
+    let c = case(Shape::Mixed, 10, 61);
+    let uploads = |from: usize| gpu.density_uploads() - from;
+    let start = gpu.density_uploads();
+    for (i, pinned) in [true, false, true].into_iter().enumerate() {
+        let asg = synthesize(c.circuit.clone(), c.buffers(&gpu, pinned)).unwrap();
+        let proof = gpu.prove(asg, &c.srs, c.randomness).unwrap();
+        c.assert_matches(&proof, &format!("partition {i}"));
+    }
+    assert_eq!(uploads(start), 1, "one circuit's maps are uploaded once");
+
+    // Maps that differ from the kept ones (one bit of A's moved): the device must gather with
+    // these, exactly as the CPU backend does, not with the kept maps.
+    let altered = || {
+        let mut asg = synthesize(c.circuit.clone(), BufferSet::default()).unwrap();
+        asg.a_aux_density = with_a_bit_moved(&asg.a_aux_density);
+        asg
+    };
+    let on_gpu = gpu.prove(altered(), &c.srs, c.randomness).unwrap();
+    let on_cpu = CpuBackend.prove(altered(), &c.srs, c.randomness).unwrap();
+    assert_ne!(
+        on_cpu.to_bytes().to_vec(),
+        c.reference,
+        "the moved bit changed nothing"
+    );
+    assert_eq!(
+        on_gpu.to_bytes().to_vec(),
+        on_cpu.to_bytes().to_vec(),
+        "the device did not gather with the partition's own maps"
+    );
+    assert_eq!(uploads(start), 2, "maps that differ are uploaded");
+
+    // And back: the circuit's own maps replace the altered ones.
+    let asg = synthesize(c.circuit.clone(), c.buffers(&gpu, true)).unwrap();
+    let proof = gpu.prove(asg, &c.srs, c.randomness).unwrap();
+    c.assert_matches(&proof, "after the altered maps");
+    assert_eq!(uploads(start), 3);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The CUDA prover backend.
 //!
 //! `prove_start` copies a/b/c and aux (from pinned pool buffers: asynchronous DMA on the copy
-//! stream), the inputs and density maps to the device, hands the buffer set back as soon as the
+//! stream) and the inputs to the device (the density maps only for a circuit's first
+//! partition: they stay with the resident SRS), hands the buffer set back as soon as the
 //! copies are done, and queues the quotient NTTs and density gathers on the compute stream.
 //! `prove_finish` waits for that work, runs the five MSMs against the resident SRS (b_g2 too)
 //! and assembles the proof on the host. While one partition is in `prove_finish`, the next
@@ -24,15 +25,17 @@ use super::buffers::{DeviceMem, PinnedBlock};
 use super::device::DeviceContext;
 use super::kernels;
 use super::memory::{d2d, d2h_blocking, h2d};
-use super::resident::{as_bytes, prefix_counts, words_as_bytes_mut, DevicePool, ResidentSrs};
+use super::resident::{
+    as_bytes, prefix_counts, words_as_bytes_mut, DevicePool, ResidentDensities, ResidentSrs,
+};
 use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;
 use crate::gpu::Curve;
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
 use crate::groth16::ntt::Domain;
 use crate::groth16::{
-    AbcBuffers, Assignment, BufferSet, CpuBackend, Density, Groth16Error, Proof, ProverBackend,
-    Randomness, Result, ScalarBuf, Srs, Started,
+    AbcBuffers, Assignment, BufferSet, CpuBackend, Groth16Error, Proof, ProverBackend, Randomness,
+    Result, ScalarBuf, Srs, Started,
 };
 
 /// Resident parameter sets by host SRS address, with a weak pointer to check identity.
@@ -133,6 +136,8 @@ pub struct GpuBackend {
     split_chunk: AtomicUsize,
     /// MSMs that ran as a bit split since open.
     split_msms: AtomicUsize,
+    /// Density maps uploaded since open (see [`GpuBackend::density_uploads`]).
+    density_uploads: AtomicUsize,
 }
 
 /// Where [`GpuBackend::inject_kernel_failure`] makes the next partition fail.
@@ -165,8 +170,11 @@ pub struct DevicePending {
     aux: DeviceMem,
     a_scalars: DeviceMem,
     b_scalars: DeviceMem,
-    /// Inputs and density maps the queued gathers read; kept until the work is done.
+    /// The inputs the queued gathers read; kept until the work is done.
     scratch: Vec<DeviceMem>,
+    /// The density maps the queued gathers read (the resident SRS's; held until the work is
+    /// done, in case another circuit's maps replace them meanwhile).
+    densities: Arc<ResidentDensities>,
     h_len: usize,
     aux_len: usize,
     a_len: usize,
@@ -210,6 +218,7 @@ impl GpuBackend {
             msm_split: AtomicBool::new(msm_split_default()),
             split_chunk: AtomicUsize::new(SPLIT_CHUNK),
             split_msms: AtomicUsize::new(0),
+            density_uploads: AtomicUsize::new(0),
             busy: BusyClock::new(),
             failures: AtomicUsize::new(0),
         })
@@ -261,6 +270,12 @@ impl GpuBackend {
     /// plain Pippenger and are not counted).
     pub fn split_msm_count(&self) -> usize {
         self.split_msms.load(Ordering::SeqCst)
+    }
+
+    /// How many times since the backend opened a partition's density maps were uploaded: once
+    /// per circuit shape and resident SRS, as the maps are kept on the device with the SRS.
+    pub fn density_uploads(&self) -> usize {
+        self.density_uploads.load(Ordering::SeqCst)
     }
 
     /// Classifies `n` device scalars for the bit split. None when the split is off or would
@@ -459,18 +474,6 @@ impl GpuBackend {
         Ok(dev)
     }
 
-    /// Uploads a density bitmap and its per-word prefix counts on the compute stream (pageable
-    /// sources: staged before the call returns); returns (bits, prefix).
-    fn upload_density(&self, d: &Density) -> Result<(DeviceMem, DeviceMem)> {
-        let words = d.words();
-        let (prefix, _) = prefix_counts(words);
-        let bits = self.buffers.take(words.len() * 8)?;
-        h2d(bits.at(0), as_bytes(words), &self.compute_stream)?;
-        let pre = self.buffers.take(prefix.len() * 4)?;
-        h2d(pre.at(0), as_bytes(&prefix), &self.compute_stream)?;
-        Ok((bits, pre))
-    }
-
     /// Copies one of a buffer set's vectors (a, b, c, aux): from pinned memory as DMA on the
     /// copy stream (synchronised before the set is released), from pageable memory staged onto
     /// the compute stream, ahead of the kernels that read it.
@@ -520,8 +523,9 @@ impl GpuBackend {
         copied?;
         let aux_ms = t.elapsed().as_secs_f64() * 1e3;
 
-        // The inputs and the density maps (about 1.5% of aux's bytes at 32 GiB): from pageable
-        // memory (the driver stages them, and the host waits for that), reported on their own.
+        // The inputs (a few scalars: from pageable memory, staged while the host waits) and
+        // the density maps, which are the circuit's and kept with the resident SRS: uploaded
+        // for the first partition of a shape only (about 1.5% of aux's bytes at 32 GiB).
         let t = Instant::now();
         let ni = asg.inputs.len();
         let inputs = self.buffers.take(ni * SCALAR)?;
@@ -531,16 +535,16 @@ impl GpuBackend {
         let b_len = b_in + asg.b_aux_density.count_ones();
         let a_scalars = self.buffers.take(a_len * SCALAR)?;
         let b_scalars = self.buffers.take(b_len * SCALAR)?;
-        let (a_bits, a_pre) = self.upload_density(&asg.a_aux_density)?;
-        let (bi_bits, bi_pre) = self.upload_density(&asg.b_input_density)?;
-        let (ba_bits, ba_pre) = self.upload_density(&asg.b_aux_density)?;
+        let maps = [&asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density];
+        let (densities, uploaded) = resident.densities(&self.ctx, maps, &self.compute_stream)?;
+        if uploaded {
+            self.density_uploads.fetch_add(1, Ordering::SeqCst);
+        }
         let rest_ms = t.elapsed().as_secs_f64() * 1e3;
-        let rest_bytes = ni * SCALAR
-            + [&asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density]
-                .iter()
-                // Per 64-bit word of a map, the word and its 4-byte prefix count.
-                .map(|d| d.words().len() * 12)
-                .sum::<usize>();
+        // Per 64-bit word of a map, the word and its 4-byte prefix count.
+        let map_bytes: usize = maps.iter().map(|d| d.words().len() * 12).sum();
+        let rest_bytes = ni * SCALAR + if uploaded { map_bytes } else { 0 };
+        let [(a_bits, a_pre), (bi_bits, bi_pre), (ba_bits, ba_pre)] = &densities.maps;
 
         let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([m as u64]) - Scalar::ONE;
         let z_inv = Option::<Scalar>::from(z.invert())
@@ -589,8 +593,8 @@ impl GpuBackend {
         debug!(
             "GPU_TIMING phase=start device={ord} m={m} pinned={} h2d_ms={h2d_ms:.1} \
              h2d_gbps={:.2} aux_pinned={} aux_h2d_ms={aux_ms:.1} aux_gbps={:.2} \
-             inputs_density_pinned=false inputs_density_h2d_ms={rest_ms:.1} \
-             inputs_density_gbps={:.2} start_ms={:.1}",
+             inputs_density_pinned=false densities_uploaded={uploaded} \
+             inputs_density_h2d_ms={rest_ms:.1} inputs_density_gbps={:.2} start_ms={:.1}",
             asg.abc.is_pinned(),
             gbps(3 * n * SCALAR, h2d_ms),
             asg.aux.is_pinned(),
@@ -605,7 +609,8 @@ impl GpuBackend {
             aux,
             a_scalars,
             b_scalars,
-            scratch: vec![inputs, a_bits, a_pre, bi_bits, bi_pre, ba_bits, ba_pre],
+            scratch: vec![inputs],
+            densities,
             h_len: m - 1,
             aux_len: aux_n,
             a_len,
@@ -685,14 +690,16 @@ impl GpuBackend {
             a_scalars,
             b_scalars,
             scratch,
+            densities,
             began,
             done,
             ..
         } = p;
         self.buffers
             .give([abc, aux, a_scalars, b_scalars].into_iter().chain(scratch));
-        // Destroyed while the context is still current.
-        drop((began, done));
+        // Destroyed while the context is still current (the maps too, if another circuit's
+        // replaced them meanwhile).
+        drop((began, done, densities));
         Ok(proof)
     }
 }

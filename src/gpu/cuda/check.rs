@@ -650,6 +650,8 @@ pub fn bench_proofs(
     };
     let gpu_backend = Arc::new(GpuBackend::open(ord, false)?);
     let busy_clock = Arc::clone(&gpu_backend);
+    // The stream's density maps: uploaded for the warm-up job's first partition, then kept.
+    let density_uploads = Arc::clone(&gpu_backend);
     let (ours, workers_util, util) = run(gpu_backend, stream_jobs, &move || busy_clock.busy_ms())?;
     // The CPU baseline proves fewer jobs (each takes seconds of every core); compared per job.
     let cpu_jobs = stream_jobs.clamp(1, 2);
@@ -658,10 +660,12 @@ pub fn bench_proofs(
     println!(
         "BENCH gpu/stream-{} ours={ours_per_job:.1} base={base_per_job:.1} speedup={:.2} runs=1 \
          unit=ms_per_job jobs={stream_jobs} cpu_jobs={cpu_jobs} util={util:.2} \
-         worker_util={workers_util:.2} partitions_per_min={:.1} presynthesized=true",
+         worker_util={workers_util:.2} partitions_per_min={:.1} presynthesized=true \
+         density_uploads={}",
         kind.name(),
         base_per_job / ours_per_job,
-        stream_jobs as f64 / (ours / 60e3)
+        stream_jobs as f64 / (ours / 60e3),
+        density_uploads.density_uploads()
     );
     Ok(())
 }

@@ -1,14 +1,14 @@
 //! Parameter sets (SRS) kept resident on the device between proofs, and the pool of
 //! per-partition device buffers.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use blstrs::{G1Affine, G2Affine};
 
 use super::buffers::{h2d_blocking, DeviceMem};
 use super::device::DeviceContext;
 use super::stream::GpuStream;
-use crate::groth16::{Groth16Error, Srs};
+use crate::groth16::{Density, Groth16Error, Srs};
 
 /// Views a slice of plain values as bytes (curve points and scalars are `repr(transparent)`
 /// over blst's C structs, whose layout the kernels share).
@@ -50,6 +50,61 @@ pub struct ResidentSrs {
     pub b_g1: DeviceMem,
     /// B query in G2.
     pub b_g2: DeviceMem,
+    /// The density maps of the circuit last proved with these parameters (see
+    /// [`ResidentDensities`]).
+    densities: Mutex<Option<Arc<ResidentDensities>>>,
+}
+
+/// A circuit's three density maps on the device: for A's aux variables, B's inputs and B's
+/// aux variables, each as its bits and per-word prefix counts (what the gather kernels read).
+///
+/// The maps depend only on the circuit's shape, and a parameter set is made for one shape, so
+/// they are kept with the resident SRS: every partition after the first reuses them instead of
+/// copying them from pageable memory (about 48 MB at 32 GiB PoRep, staged while the host
+/// waits). A host copy of the maps is kept to compare each partition's against, so maps that
+/// differ (a circuit proved against parameters of another shape) are uploaded, never assumed.
+pub struct ResidentDensities {
+    host: [Density; 3],
+    /// (bits, prefix counts) for A's aux, B's inputs and B's aux, in that order.
+    pub maps: [(DeviceMem, DeviceMem); 3],
+}
+
+impl ResidentDensities {
+    /// Uploads `maps` (A's aux, B's inputs, B's aux) on `stream` and waits for the copies, so
+    /// the maps are ready for work queued on any stream.
+    pub fn upload(
+        ctx: &Arc<DeviceContext>,
+        maps: [&Density; 3],
+        stream: &GpuStream,
+    ) -> Result<Self, Groth16Error> {
+        let put = |bytes: &[u8]| -> Result<DeviceMem, Groth16Error> {
+            let mem = DeviceMem::alloc(ctx, bytes.len())?;
+            h2d_blocking(mem.at(0), bytes, stream)?;
+            Ok(mem)
+        };
+        let mut device = Vec::with_capacity(3);
+        for d in maps {
+            let (prefix, _) = prefix_counts(d.words());
+            device.push((put(as_bytes(d.words()))?, put(as_bytes(&prefix))?));
+        }
+        let [a, bi, ba]: [(DeviceMem, DeviceMem); 3] = device
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("three maps pushed"));
+        Ok(Self {
+            host: maps.map(Density::clone),
+            maps: [a, bi, ba],
+        })
+    }
+
+    /// Whether these are exactly `maps` (every bit compared).
+    fn matches(&self, maps: [&Density; 3]) -> bool {
+        self.host.iter().zip(maps).all(|(kept, d)| kept == d)
+    }
+
+    /// Host bytes of the maps kept for the comparison.
+    pub fn host_bytes(&self) -> usize {
+        self.host.iter().map(Density::byte_size).sum()
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<G1Affine>() == 96);
@@ -82,7 +137,28 @@ impl ResidentSrs {
             a: put(as_bytes(&srs.a))?,
             b_g1: put(as_bytes(&srs.b_g1))?,
             b_g2: put(as_bytes(&srs.b_g2))?,
+            densities: Mutex::new(None),
         })
+    }
+
+    /// The device copy of `maps` (A's aux, B's inputs, B's aux): the kept one when it holds
+    /// exactly these maps, else uploaded on `stream` and kept in its place (partitions still
+    /// using the old copy hold it until they finish). Also returns whether it was uploaded.
+    pub fn densities(
+        &self,
+        ctx: &Arc<DeviceContext>,
+        maps: [&Density; 3],
+        stream: &GpuStream,
+    ) -> Result<(Arc<ResidentDensities>, bool), Groth16Error> {
+        let mut kept = self.densities.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = kept.as_ref().filter(|d| d.matches(maps)) {
+            return Ok((Arc::clone(d), false));
+        }
+        // Dropped first: when no partition uses the old maps, their memory is free for the new.
+        *kept = None;
+        let fresh = Arc::new(ResidentDensities::upload(ctx, maps, stream)?);
+        *kept = Some(Arc::clone(&fresh));
+        Ok((fresh, true))
     }
 }
 
