@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::schedule::partition_charge;
 use super::workload::Priority;
+use crate::gpu::footprint::{partitions_at_once, SPLIT_CHUNK};
 use crate::groth16::CircuitShape;
 
 /// The machine to plan for.
@@ -137,7 +138,8 @@ pub struct InFlight {
 pub struct Throughput {
     /// Synthesis: concurrent syntheses × 3,600,000 / average `synth_ms`.
     pub synthesis: f64,
-    /// Prover lane: lanes (GPUs, or 1) × 3,600,000 / average `start_ms`.
+    /// Prover lane: lanes (GPUs, or 1) × 3,600,000 / average `start_ms` (start + finish on a
+    /// GPU that holds one partition at a time).
     pub prove_start: f64,
     /// Finalizers: finalizers × 3,600,000 / average `finish_ms`.
     pub prove_finish: f64,
@@ -163,6 +165,16 @@ pub struct GpuFit {
     pub largest_srs_bytes: u64,
     /// Whether that set fits on the device (it is kept resident there).
     pub largest_srs_fits: bool,
+    /// Partitions the device holds at once beside their parameters, for the circuit of the
+    /// mix that allows the fewest among those that fit at all (see `circuits_not_fitting`;
+    /// `gpu::footprint::partitions_at_once`): 2 lets the next partition's `prove_start` run
+    /// under this one's `prove_finish`; with 1 it waits for it (about 28 GB a 32 GiB PoRep
+    /// partition beside 47 GB of parameters: an 80 GB GPU); 0 when no circuit of the mix fits.
+    pub partitions_at_once: usize,
+    /// Circuits of the mix a partition of which does not fit on the device beside its
+    /// parameters (32 GiB WindowPoSt on an 80 GB GPU: 61 GB of parameters and about 28 GB a
+    /// partition): they are proved by the CPU fallback, or fail without it.
+    pub circuits_not_fitting: Vec<String>,
 }
 
 /// The plan for a mix on a node.
@@ -382,22 +394,46 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
         total,
     };
 
-    // 7. Throughput.
-    let throughput = throughput(items, &in_flight, prover_workers, finalizers);
-
     // GPUs.
     let largest_srs_bytes = items.iter().map(|i| i.srs_bytes).max().unwrap_or(0);
     let gpus: Vec<GpuFit> = node
         .gpu_bytes
         .iter()
         .enumerate()
-        .map(|(device, &bytes)| GpuFit {
-            device,
-            bytes,
-            largest_srs_bytes,
-            largest_srs_fits: largest_srs_bytes <= bytes,
+        .map(|(device, &bytes)| {
+            let at_once = |i: &PlanItem| {
+                partitions_at_once(
+                    bytes,
+                    i.srs_bytes,
+                    i.shape.domain(),
+                    i.shape.aux,
+                    i.shape.inputs,
+                    SPLIT_CHUNK,
+                )
+            };
+            GpuFit {
+                device,
+                bytes,
+                largest_srs_bytes,
+                largest_srs_fits: largest_srs_bytes <= bytes,
+                partitions_at_once: items
+                    .iter()
+                    .map(at_once)
+                    .filter(|&n| n > 0)
+                    .min()
+                    .unwrap_or(if items.is_empty() { 2 } else { 0 }),
+                circuits_not_fitting: items
+                    .iter()
+                    .filter(|i| at_once(i) == 0)
+                    .map(|i| i.name.clone())
+                    .collect(),
+            }
         })
         .collect();
+
+    // 7. Throughput.
+    let serial_lanes = gpus.iter().filter(|g| g.partitions_at_once < 2).count();
+    let throughput = throughput(items, &in_flight, prover_workers, serial_lanes, finalizers);
 
     let mut notes = Vec::new();
     if fits && !all_resident {
@@ -421,6 +457,26 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
             gb(g.bytes),
             gb(g.largest_srs_bytes)
         ));
+    }
+    for g in &gpus {
+        if !g.circuits_not_fitting.is_empty() {
+            notes.push(format!(
+                "GPU {} ({}) cannot hold one partition of {} beside its parameters: those \
+                 partitions are proved by the CPU fallback (or fail without it)",
+                g.device,
+                gb(g.bytes),
+                g.circuits_not_fitting.join(", ")
+            ));
+        }
+        if g.partitions_at_once == 1 {
+            notes.push(format!(
+                "GPU {} ({}) holds one partition at a time beside its parameters: a \
+                 partition's prove_start waits for the previous one's prove_finish (the prover \
+                 lane's rate counts start + finish)",
+                g.device,
+                gb(g.bytes)
+            ));
+        }
     }
 
     let config_toml = format!(
@@ -459,11 +515,13 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
     }
 }
 
-/// The four rate bounds of step 7 of [`plan`].
+/// The four rate bounds of step 7 of [`plan`]; `serial_lanes` of the `lanes` are GPUs that
+/// hold one partition at a time, so their partitions take start + finish on the lane.
 fn throughput(
     items: &[PlanItem],
     in_flight: &InFlight,
     lanes: usize,
+    serial_lanes: usize,
     finalizers: usize,
 ) -> Throughput {
     let parts: usize = items.iter().map(|i| i.partitions).sum();
@@ -481,14 +539,18 @@ fn throughput(
             / parts as f64
     };
     let rate = |n: usize, ms: f64| {
-        if ms > 0.0 {
+        if n == 0 {
+            0.0
+        } else if ms > 0.0 {
             n as f64 * 3_600_000.0 / ms
         } else {
             f64::INFINITY
         }
     };
     let synthesis = rate(in_flight.synthesis, avg(|i| i.synth_ms));
-    let prove_start = rate(lanes, avg(|i| i.start_ms));
+    let serial_lanes = serial_lanes.min(lanes);
+    let prove_start = rate(lanes - serial_lanes, avg(|i| i.start_ms))
+        + rate(serial_lanes, avg(|i| i.start_ms + i.finish_ms));
     let prove_finish = rate(finalizers, avg(|i| i.finish_ms));
     let memory = rate(
         in_flight.total,
@@ -702,6 +764,11 @@ impl Plan {
                     "does NOT fit"
                 }
             );
+            let _ = writeln!(
+                o,
+                "GPU {}: partitions on the device at once: {}",
+                g.device, g.partitions_at_once
+            );
         }
         for note in &self.notes {
             let _ = writeln!(o, "note: {note}");
@@ -823,6 +890,38 @@ mod tests {
         assert!(serde_json::to_string(&p)
             .unwrap()
             .contains("\"class\":\"critical\""));
+    }
+
+    #[test]
+    fn an_80_gb_gpu_holds_one_32g_porep_partition_at_a_time_and_no_32g_window_post_partition() {
+        let porep = &mix_32g()[..1];
+        let gib_gpu = |gib: u64| Node {
+            ram_bytes: 512 * GIB,
+            gpu_bytes: vec![gib * GIB],
+            cores: 64,
+        };
+        let h100 = plan(&gib_gpu(80), porep, &cpu);
+        let h200 = plan(&gib_gpu(139), porep, &cpu);
+        assert_eq!(h100.gpus[0].partitions_at_once, 1, "{}", h100.render());
+        assert_eq!(h200.gpus[0].partitions_at_once, 2, "{}", h200.render());
+        assert!(h100.render().contains("holds one partition at a time"));
+        // One at a time, the prover lane takes start + finish per partition.
+        let item = &porep[0];
+        let per_hour = |ms: f64| 3_600_000.0 / ms;
+        assert_eq!(
+            h100.throughput.prove_start,
+            per_hour(item.start_ms + item.finish_ms)
+        );
+        assert_eq!(h200.throughput.prove_start, per_hour(item.start_ms));
+
+        // 32 GiB WindowPoSt: 57 GiB of parameters and a 2^27 partition.
+        let mix = mix_32g();
+        let p = plan(&gib_gpu(80), &mix, &cpu);
+        assert_eq!(p.gpus[0].circuits_not_fitting, vec!["window".to_string()]);
+        assert_eq!(p.gpus[0].partitions_at_once, 1);
+        assert!(p.render().contains("cannot hold one partition of window"));
+        let p = plan(&gib_gpu(139), &mix, &cpu);
+        assert!(p.gpus[0].circuits_not_fitting.is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod busy;
 pub mod cuda;
 #[cfg(all(feature = "gpu-emulator", not(feature = "cuda")))]
 pub mod emulator;
+pub mod footprint;
 
 use serde::Serialize;
 

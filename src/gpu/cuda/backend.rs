@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 use std::ops::AddAssign;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::{Field, PrimeField};
@@ -30,6 +30,9 @@ use super::resident::{
 };
 use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;
+use crate::gpu::footprint::{
+    msm_state_bytes, partition_device_bytes, usable_device_bytes, SPLIT_CHUNK,
+};
 use crate::gpu::Curve;
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
 use crate::groth16::ntt::Domain;
@@ -55,10 +58,6 @@ fn msm_lock(ordinal: u32) -> &'static Mutex<()> {
     static LOCKS: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
     &LOCKS[ordinal as usize % LOCKS.len()]
 }
-
-/// Most "other" scalars one split MSM gathers at a time (with their points): bounds its
-/// scratch to 2^22 scalars and points (about 0.5 GB on G1, 0.9 GB on G2).
-const SPLIT_CHUNK: usize = 1 << 22;
 
 /// The MSM bit split is on unless `CUZK_GPU_MSM_SPLIT` is `0` or `false`.
 fn msm_split_default() -> bool {
@@ -107,6 +106,52 @@ struct SplitMaps {
     others_count: usize,
 }
 
+/// The partitions a device holds between `prove_start` and the end of `prove_finish`, and the
+/// device bytes they hold or will allocate (see [`partition_device_bytes`]).
+#[derive(Default)]
+struct DeviceLoad {
+    partitions: usize,
+    bytes: u64,
+}
+
+/// Admits partitions to a device by memory: a partition starts only when its bytes fit beside
+/// the parameters it needs and the partitions already on the device, else it waits for one of
+/// them to finish. At 32 GiB PoRep a partition needs about 27 GB of device memory beside a
+/// 47 GB parameter set, so an 80 GB GPU holds one partition at a time, where the pipeline
+/// (next partition's copies and NTTs under this one's MSMs) would start a second one, run out
+/// of memory, and send every other partition to the CPU (or fail it).
+#[derive(Default)]
+struct DeviceAdmission {
+    load: Mutex<DeviceLoad>,
+    finished: Condvar,
+}
+
+/// One partition's place on the device; dropping it (when the partition's work is done or
+/// abandoned) wakes a partition waiting for room.
+struct DeviceSlot {
+    admission: Arc<DeviceAdmission>,
+    bytes: u64,
+}
+
+impl Drop for DeviceSlot {
+    fn drop(&mut self) {
+        let mut load = self
+            .admission
+            .load
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        load.partitions -= 1;
+        load.bytes -= self.bytes;
+        drop(load);
+        self.admission.finished.notify_all();
+    }
+}
+
+/// Longest a partition waits for device memory before it tries anyway (and, if an allocation
+/// then fails, goes to the CPU fallback or fails): a safety valve, not reached while the
+/// partitions on the device finish.
+const ADMISSION_PATIENCE: Duration = Duration::from_secs(600);
+
 /// Proves on one CUDA device.
 pub struct GpuBackend {
     ctx: Arc<DeviceContext>,
@@ -138,6 +183,12 @@ pub struct GpuBackend {
     split_msms: AtomicUsize,
     /// Density maps uploaded since open (see [`GpuBackend::density_uploads`]).
     density_uploads: AtomicUsize,
+    /// Partitions on the device and their memory (see [`DeviceAdmission`]).
+    admission: Arc<DeviceAdmission>,
+    /// Partitions waiting for device memory now.
+    waiting: AtomicUsize,
+    /// Partitions that had to wait for device memory since open.
+    memory_waits: AtomicUsize,
 }
 
 /// Where [`GpuBackend::inject_kernel_failure`] makes the next partition fail.
@@ -175,6 +226,8 @@ pub struct DevicePending {
     /// The density maps the queued gathers read (the resident SRS's; held until the work is
     /// done, in case another circuit's maps replace them meanwhile).
     densities: Arc<ResidentDensities>,
+    /// This partition's place on the device, given up once its buffers are back in the pool.
+    slot: DeviceSlot,
     h_len: usize,
     aux_len: usize,
     a_len: usize,
@@ -219,6 +272,9 @@ impl GpuBackend {
             split_chunk: AtomicUsize::new(SPLIT_CHUNK),
             split_msms: AtomicUsize::new(0),
             density_uploads: AtomicUsize::new(0),
+            admission: Arc::default(),
+            waiting: AtomicUsize::new(0),
+            memory_waits: AtomicUsize::new(0),
             busy: BusyClock::new(),
             failures: AtomicUsize::new(0),
         })
@@ -276,6 +332,87 @@ impl GpuBackend {
     /// per circuit shape and resident SRS, as the maps are kept on the device with the SRS.
     pub fn density_uploads(&self) -> usize {
         self.density_uploads.load(Ordering::SeqCst)
+    }
+
+    /// Partitions waiting in `prove_start` for device memory now (see [`DeviceAdmission`]).
+    pub fn partitions_waiting_for_memory(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
+    /// Partitions that waited for device memory since the backend opened.
+    pub fn memory_waits(&self) -> usize {
+        self.memory_waits.load(Ordering::SeqCst)
+    }
+
+    /// Device bytes of the parameters a partition of `srs` needs beside it: `srs`'s own and
+    /// those other partitions on the device hold. Idle resident sets are not counted: they are
+    /// dropped when room is needed.
+    fn parameter_bytes_needed(&self, srs: &Arc<Srs>) -> u64 {
+        let key = Arc::as_ptr(srs) as usize;
+        let map = self.resident.lock().unwrap_or_else(|p| p.into_inner());
+        let own = match map.get(&key) {
+            Some((weak, dev)) if weak.upgrade().is_some_and(|s| Arc::ptr_eq(&s, srs)) => {
+                dev.device_bytes()
+            }
+            _ => ResidentSrs::bytes_for(srs),
+        };
+        let others: u64 = map
+            .iter()
+            .filter(|(k, (_, dev))| **k != key && Arc::strong_count(dev) > 1)
+            .map(|(_, (_, dev))| dev.device_bytes())
+            .sum();
+        own + others
+    }
+
+    /// Waits until a partition of `bytes` fits on the device beside `fixed()` bytes
+    /// (parameters, kept MSM state; asked again whenever a partition finishes, as parameters
+    /// held by finished partitions can go) and the partitions already there; a partition alone
+    /// on the device is always admitted (if it does not fit, its allocations fail and say so).
+    fn admit(&self, bytes: u64, fixed: &dyn Fn() -> u64) -> Result<DeviceSlot> {
+        let (_, total) = self.ctx.memory_info()?;
+        let usable = usable_device_bytes(total);
+        let deadline = Instant::now() + ADMISSION_PATIENCE;
+        let admission = &self.admission;
+        let mut load = admission.load.lock().unwrap_or_else(|p| p.into_inner());
+        let mut waited = false;
+        while load.partitions > 0 && fixed() + load.bytes + bytes > usable {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                warn!(
+                    "device {}: a partition waited {}s for device memory; trying anyway",
+                    self.ordinal(),
+                    ADMISSION_PATIENCE.as_secs()
+                );
+                break;
+            }
+            if !waited {
+                waited = true;
+                self.waiting.fetch_add(1, Ordering::SeqCst);
+                self.memory_waits.fetch_add(1, Ordering::SeqCst);
+                debug!(
+                    "device {}: partition of {bytes} bytes waits for device memory ({} \
+                     partitions hold {} bytes beside {} of parameters; {usable} usable)",
+                    self.ordinal(),
+                    load.partitions,
+                    load.bytes,
+                    fixed()
+                );
+            }
+            load = admission
+                .finished
+                .wait_timeout(load, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        if waited {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+        load.partitions += 1;
+        load.bytes += bytes;
+        Ok(DeviceSlot {
+            admission: Arc::clone(admission),
+            bytes,
+        })
     }
 
     /// Classifies `n` device scalars for the bit split. None when the split is off or would
@@ -498,6 +635,21 @@ impl GpuBackend {
         let domain = Domain::for_size(asg.num_constraints())?;
         let m = domain.size();
         let n = asg.num_constraints();
+        let ni = asg.inputs.len();
+        let a_len = ni + asg.a_aux_density.count_ones();
+        let b_in = asg.b_input_density.count_ones();
+        let b_len = b_in + asg.b_aux_density.count_ones();
+        let bytes = partition_device_bytes(
+            m,
+            asg.aux.len(),
+            ni,
+            a_len,
+            b_len,
+            self.split_chunk.load(Ordering::SeqCst),
+        );
+        let largest_msm = m.max(asg.aux.len()).max(a_len).max(b_len);
+        let fixed = || self.parameter_bytes_needed(srs) + msm_state_bytes(largest_msm);
+        let slot = self.admit(bytes, &fixed)?;
         let resident = self.resident(srs)?;
 
         let abc = self.buffers.take(3 * m * SCALAR)?;
@@ -527,12 +679,8 @@ impl GpuBackend {
         // the density maps, which are the circuit's and kept with the resident SRS: uploaded
         // for the first partition of a shape only (about 1.5% of aux's bytes at 32 GiB).
         let t = Instant::now();
-        let ni = asg.inputs.len();
         let inputs = self.buffers.take(ni * SCALAR)?;
         h2d(inputs.at(0), as_bytes(&asg.inputs), &self.compute_stream)?;
-        let a_len = ni + asg.a_aux_density.count_ones();
-        let b_in = asg.b_input_density.count_ones();
-        let b_len = b_in + asg.b_aux_density.count_ones();
         let a_scalars = self.buffers.take(a_len * SCALAR)?;
         let b_scalars = self.buffers.take(b_len * SCALAR)?;
         let maps = [&asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density];
@@ -611,6 +759,7 @@ impl GpuBackend {
             b_scalars,
             scratch: vec![inputs],
             densities,
+            slot,
             h_len: m - 1,
             aux_len: aux_n,
             a_len,
@@ -691,12 +840,14 @@ impl GpuBackend {
             b_scalars,
             scratch,
             densities,
+            slot,
             began,
             done,
             ..
         } = p;
         self.buffers
             .give([abc, aux, a_scalars, b_scalars].into_iter().chain(scratch));
+        drop(slot);
         // Destroyed while the context is still current (the maps too, if another circuit's
         // replaced them meanwhile).
         drop((began, done, densities));

@@ -53,6 +53,8 @@ pub struct ResidentSrs {
     /// The density maps of the circuit last proved with these parameters (see
     /// [`ResidentDensities`]).
     densities: Mutex<Option<Arc<ResidentDensities>>>,
+    /// Device bytes of the five queries.
+    bytes: u64,
 }
 
 /// A circuit's three density maps on the device: for A's aux variables, B's inputs and B's
@@ -101,9 +103,12 @@ impl ResidentDensities {
         self.host.iter().zip(maps).all(|(kept, d)| kept == d)
     }
 
-    /// Host bytes of the maps kept for the comparison.
-    pub fn host_bytes(&self) -> usize {
-        self.host.iter().map(Density::byte_size).sum()
+    /// Device bytes of the maps and their prefix counts.
+    pub fn device_bytes(&self) -> u64 {
+        self.maps
+            .iter()
+            .map(|(bits, prefix)| (bits.bytes() + prefix.bytes()) as u64)
+            .sum()
     }
 }
 
@@ -138,7 +143,14 @@ impl ResidentSrs {
             b_g1: put(as_bytes(&srs.b_g1))?,
             b_g2: put(as_bytes(&srs.b_g2))?,
             densities: Mutex::new(None),
+            bytes: Self::bytes_for(srs),
         })
+    }
+
+    /// Device bytes this set holds: the queries and the kept density maps.
+    pub fn device_bytes(&self) -> u64 {
+        let maps = self.densities.lock().unwrap_or_else(|p| p.into_inner());
+        self.bytes + maps.as_ref().map_or(0, |d| d.device_bytes())
     }
 
     /// The device copy of `maps` (A's aux, B's inputs, B's aux): the kept one when it holds

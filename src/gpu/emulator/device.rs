@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 
 use super::registry;
-use super::{DEVICES, DEVICE_MEMORY};
+use super::DEVICES;
 use crate::gpu::GpuDevice;
 use crate::groth16::Groth16Error;
 
@@ -44,7 +44,7 @@ pub fn list() -> Result<Vec<GpuDevice>, Groth16Error> {
         .map(|ordinal| GpuDevice {
             ordinal,
             name: name(ordinal),
-            memory_bytes: DEVICE_MEMORY,
+            memory_bytes: registry::memory(ordinal),
             sm_count: 0,
             compute_capability: "emulated".to_string(),
         })
@@ -124,7 +124,8 @@ impl DeviceContext {
         let _current = self.enter()?;
         registry::check_alive(self.ordinal)?;
         let used = registry::used(self.ordinal);
-        Ok((DEVICE_MEMORY.saturating_sub(used), DEVICE_MEMORY))
+        let total = registry::memory(self.ordinal);
+        Ok((total.saturating_sub(used), total))
     }
 }
 

@@ -7,8 +7,8 @@
 //! - device memory is host memory handed out as addresses; every copy and kernel checks that
 //!   its ranges lie in live allocations of the right device, and fresh allocations hold
 //!   garbage, as device memory may;
-//! - [`DEVICES`] devices of [`DEVICE_MEMORY`] bytes each: a larger allocation is an
-//!   out-of-memory error;
+//! - [`DEVICES`] devices of [`DEVICE_MEMORY`] bytes each (or what [`set_device_memory`] set):
+//!   a larger allocation is an out-of-memory error;
 //! - driver calls need the device's context current on the calling thread;
 //! - streams are lazy: queued work runs only when the host waits for it (a stream or event
 //!   synchronize, or a free, which synchronises the device as `cuMemFree` does), the latest a
@@ -36,6 +36,12 @@ pub const DEVICES: u32 = 2;
 
 /// Memory of each emulated device in bytes (counted, not reserved).
 pub const DEVICE_MEMORY: u64 = 16 << 30;
+
+/// Gives emulated device `ordinal` `bytes` of memory instead of [`DEVICE_MEMORY`], so tests
+/// can show what a device too small for two partitions does.
+pub fn set_device_memory(ordinal: u32, bytes: u64) -> Result<(), crate::groth16::Groth16Error> {
+    registry::set_memory(ordinal, bytes)
+}
 
 /// Breaks emulated device `ordinal` as a sticky CUDA error (an illegal address) breaks a
 /// context: every later call on it fails with `why`. For tests of the error paths.

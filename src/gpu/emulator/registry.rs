@@ -25,6 +25,8 @@ struct Allocation {
 struct Registry {
     live: BTreeMap<u64, Allocation>,
     used: [u64; DEVICES as usize],
+    /// Each device's memory ([`DEVICE_MEMORY`] unless a test set another size).
+    memory: [u64; DEVICES as usize],
     poisoned: [Option<String>; DEVICES as usize],
 }
 
@@ -36,6 +38,7 @@ fn registry() -> MutexGuard<'static, Registry> {
     static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
         live: BTreeMap::new(),
         used: [0; DEVICES as usize],
+        memory: [DEVICE_MEMORY; DEVICES as usize],
         poisoned: [const { None }; DEVICES as usize],
     });
     REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
@@ -51,14 +54,26 @@ fn device_index(device: u32) -> Result<usize, Groth16Error> {
     }
 }
 
+/// Sets device `device`'s memory to `bytes` (for tests of what a smaller device does).
+pub fn set_memory(device: u32, bytes: u64) -> Result<(), Groth16Error> {
+    let i = device_index(device)?;
+    registry().memory[i] = bytes;
+    Ok(())
+}
+
+/// Device `device`'s memory in bytes.
+pub fn memory(device: u32) -> u64 {
+    device_index(device).map_or(0, |i| registry().memory[i])
+}
+
 /// Allocates `bytes` (at least one) for `owner`, filled with garbage; device memory beyond
-/// [`DEVICE_MEMORY`] is an out-of-memory error.
+/// the device's size is an out-of-memory error.
 pub fn allocate(owner: Owner, bytes: usize) -> Result<u64, Groth16Error> {
     let bytes = bytes.max(1);
     if let Owner::Device(d) = owner {
         let mut r = registry();
         let i = device_index(d)?;
-        if r.used[i].saturating_add(bytes as u64) > DEVICE_MEMORY {
+        if r.used[i].saturating_add(bytes as u64) > r.memory[i] {
             return Err(Groth16Error::Device(format!(
                 "allocating {bytes} bytes on emulated device {d}: out of memory \
                  (CUDA_ERROR_OUT_OF_MEMORY)"

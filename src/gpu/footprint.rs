@@ -1,0 +1,106 @@
+//! Device memory one partition takes on a GPU, and what a device must hold beside it: the
+//! figures the CUDA backend admits partitions by (one at a time when two do not fit beside the
+//! parameters) and `cuzk plan` reports per GPU. Plain arithmetic, built with or without CUDA.
+
+/// Bytes of a scalar (a/b/c, aux and the gathered A and B scalars on the device).
+const SCALAR: u64 = 32;
+
+/// The share of a device's memory the driver, the context and allocation granularity are
+/// assumed to take; the rest is what partitions and parameters may use.
+pub fn usable_device_bytes(total: u64) -> u64 {
+    total - total / 50
+}
+
+/// Bytes of a G2 affine point on the device (the largest point a gather chunk holds).
+const G2_POINT: u64 = 192;
+
+/// sppark's per-call scratch in an MSM (the scalars' window digits and a scalar-sized
+/// temporary): about 11.5 bytes a point at 2^27 with 18-bit windows.
+const SPPARK_BYTES_PER_POINT: u64 = 12;
+
+/// Device bytes one partition holds or allocates from `prove_start` to the end of
+/// `prove_finish`: a/b/c over the domain, aux, the inputs, A's and B's gathered scalars, and
+/// the finish's scratch for its largest MSM (the bit split's maps and a gather chunk of G2
+/// points, sppark's per-call digits). About 27 GB for a 32 GiB PoRep partition.
+pub fn partition_device_bytes(
+    domain: usize,
+    aux: usize,
+    inputs: usize,
+    a_len: usize,
+    b_len: usize,
+    split_chunk: usize,
+) -> u64 {
+    let scalar = SCALAR;
+    let held = (3 * domain + aux + inputs + a_len + b_len) as u64 * scalar;
+    let largest = domain.max(aux).max(a_len).max(b_len) as u64;
+    let maps = largest.div_ceil(64) * 20;
+    let gather = largest.min(split_chunk as u64) * (scalar + G2_POINT);
+    held + maps + gather + largest * SPPARK_BYTES_PER_POINT
+}
+
+/// sppark's MSM state kept per device for MSMs of `points` (the G1 and G2 `msm_t` buckets and
+/// histograms): about 1.2 GB from 2^26 points, proportionally less below.
+pub fn msm_state_bytes(points: usize) -> u64 {
+    ((1_200_000_000u128 * points.min(1 << 26) as u128) >> 26) as u64
+}
+
+/// How many partitions of (`domain`, `aux`, `inputs`) fit on a device of `device_bytes` beside
+/// `srs_bytes` of parameters at once: 0 (not even one), 1 (one at a time: the next partition's
+/// `prove_start` waits for this one's `prove_finish`) or 2 (the pipeline: one starting while
+/// another finishes). A and B are counted with every variable, an upper bound.
+pub fn partitions_at_once(
+    device_bytes: u64,
+    srs_bytes: u64,
+    domain: usize,
+    aux: usize,
+    inputs: usize,
+    split_chunk: usize,
+) -> usize {
+    let one = partition_device_bytes(domain, aux, inputs, inputs + aux, inputs + aux, split_chunk);
+    let fixed = srs_bytes + msm_state_bytes(domain.max(aux + inputs));
+    let room = usable_device_bytes(device_bytes).saturating_sub(fixed);
+    (room / one.max(1)).min(2) as usize
+}
+
+/// Most "other" scalars one split MSM gathers at a time (with their points), unless a check
+/// sets another: bounds its scratch to 2^22 scalars and points (about 0.5 GB on G1, 0.9 GB on
+/// G2).
+pub const SPLIT_CHUNK: usize = 1 << 22;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 32 GiB PoRep (`proofs/production.rs`): 47.4 GB of parameters, a 2^27 domain.
+    const POREP_32G: (u64, usize, usize, usize) = (47_373_927_744, 1 << 27, 130_169_893, 328);
+
+    #[test]
+    fn a_32g_porep_partition_takes_about_28_gb_and_an_80_gb_gpu_holds_one_at_a_time() {
+        let (srs, domain, aux, inputs) = POREP_32G;
+        let one =
+            partition_device_bytes(domain, aux, inputs, aux + inputs, aux + inputs, SPLIT_CHUNK);
+        assert!((27_000_000_000..29_000_000_000).contains(&one), "{one}");
+        let h100 = 85_899_345_920; // 80 GiB
+        let h200 = 150_000_000_000; // 139.7 GiB
+        let rtx = 25_769_803_776; // 24 GiB
+        assert_eq!(
+            partitions_at_once(h100, srs, domain, aux, inputs, SPLIT_CHUNK),
+            1
+        );
+        assert_eq!(
+            partitions_at_once(h200, srs, domain, aux, inputs, SPLIT_CHUNK),
+            2
+        );
+        assert_eq!(
+            partitions_at_once(rtx, srs, domain, aux, inputs, SPLIT_CHUNK),
+            0
+        );
+    }
+
+    #[test]
+    fn msm_state_grows_with_the_points_up_to_2_26() {
+        assert_eq!(msm_state_bytes(1 << 26), 1_200_000_000);
+        assert_eq!(msm_state_bytes(1 << 27), 1_200_000_000);
+        assert_eq!(msm_state_bytes(1 << 25), 600_000_000);
+    }
+}

@@ -1,0 +1,115 @@
+//! A device with room for one partition beside its parameters but not for two (an 80 GB GPU at
+//! 32 GiB PoRep: 47 GB of parameters, about 27 GB a partition): the next partition's
+//! `prove_start` must wait for the one on the device to finish, not run out of memory and fail
+//! (or go to the CPU). Over the host emulation of the device, in a process of its own, since it
+//! shrinks emulated device 0.
+#![cfg(all(feature = "gpu-emulator", not(feature = "cuda")))]
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::create_proof;
+use blstrs::Bls12;
+use cuzk::gpu::cuda::resident::ResidentSrs;
+use cuzk::gpu::cuda::GpuBackend;
+use cuzk::gpu::emulator;
+use cuzk::groth16::ntt::Domain;
+use cuzk::groth16::paramgen;
+use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
+use cuzk::groth16::{synthesize, verify, BufferSet, Proof, ProverBackend, Randomness, Srs};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+#[test]
+fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let circuit = RandomCircuit::new(Shape::Mixed, (1 << 12) - 16, 5);
+    let params = paramgen::generate(
+        circuit.clone(),
+        &mut ChaCha20Rng::seed_from_u64(5),
+        &|_, _| {},
+    )
+    .unwrap();
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(6));
+    let theirs =
+        create_proof::<Bls12, _, _>(circuit.clone(), &params, randomness.r, randomness.s).unwrap();
+    let mut reference = Vec::new();
+    theirs.write(&mut reference).unwrap();
+    let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
+    let check = |proof: &Proof, what: &str| {
+        assert_eq!(
+            proof.to_bytes().to_vec(),
+            reference,
+            "{what}: not bellperson's proof"
+        );
+        assert!(
+            verify(&srs, proof, &circuit.public_inputs()),
+            "{what}: does not verify"
+        );
+    };
+
+    // Room for the parameters, the density maps and one and a half partitions' buffers.
+    let probe = assignment();
+    let scalars = 3 * Domain::for_size(probe.num_constraints()).unwrap().size()
+        + probe.aux.len()
+        + probe.inputs.len()
+        + (probe.inputs.len() + probe.a_aux_density.count_ones())
+        + (probe.b_input_density.count_ones() + probe.b_aux_density.count_ones());
+    let maps = [
+        &probe.a_aux_density,
+        &probe.b_input_density,
+        &probe.b_aux_density,
+    ]
+    .iter()
+    .map(|d| d.words().len() as u64 * 12)
+    .sum::<u64>();
+    let partition = scalars as u64 * 32;
+    emulator::set_device_memory(0, ResidentSrs::bytes_for(&srs) + maps + partition * 3 / 2)
+        .unwrap();
+    // No CPU fallback: a partition that runs out of device memory fails.
+    let gpu = Arc::new(GpuBackend::open(0, false).unwrap());
+
+    let first = gpu.prove_start(assignment(), &srs, randomness).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let second = {
+        let (gpu, srs, asg) = (Arc::clone(&gpu), Arc::clone(&srs), assignment());
+        std::thread::spawn(move || {
+            let proof = gpu
+                .prove_start(asg, &srs, randomness)
+                .and_then(|started| gpu.prove_finish(started.pending));
+            tx.send(proof).unwrap();
+        })
+    };
+    // The second partition must be waiting for room, not done (failed, or started beside the
+    // first in memory the device does not have).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while gpu.partitions_waiting_for_memory() == 0 {
+        if let Ok(early) = rx.try_recv() {
+            panic!("the second partition did not wait for the first: {early:?}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second partition never waited"
+        );
+        std::thread::yield_now();
+    }
+    assert!(rx.try_recv().is_err(), "a waiting partition finished");
+
+    let proof = gpu.prove_finish(first.pending).unwrap();
+    check(&proof, "first partition");
+    let proof = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the second partition never finished")
+        .expect("the second partition failed");
+    check(&proof, "second partition");
+    second.join().unwrap();
+    assert_eq!(gpu.memory_waits(), 1);
+    assert_eq!(gpu.partitions_waiting_for_memory(), 0);
+
+    // One at a time, partitions never wait.
+    let proof = gpu.prove(assignment(), &srs, randomness).unwrap();
+    check(&proof, "a partition alone");
+    assert_eq!(gpu.memory_waits(), 1);
+}
