@@ -1,8 +1,12 @@
-//! A device with room for one partition beside its parameters but not for two (an 80 GB GPU at
-//! 32 GiB PoRep: 47 GB of parameters, about 27 GB a partition): the next partition's
-//! `prove_start` must wait for the one on the device to finish, not run out of memory and fail
-//! (or go to the CPU). Over the host emulation of the device, in a process of its own, since it
-//! shrinks emulated device 0.
+//! Devices too small for what the backend would hold, over the host emulation of the device, in
+//! a process of its own since it shrinks the emulated devices (one test per device):
+//! - room for one partition beside its parameters but not for two (an 80 GB GPU at 32 GiB
+//!   PoRep: 47 GB of parameters, about 28 GB a partition): the next partition's `prove_start`
+//!   must wait for the one on the device to finish, not run out of memory and fail (or go to
+//!   the CPU);
+//! - no room for all the parameters beside a partition (32 GiB WindowPoSt on an 80 GB GPU):
+//!   the queries that do not fit are streamed from the host at each MSM, and the proofs stay
+//!   bellperson's.
 #![cfg(all(feature = "gpu-emulator", not(feature = "cuda")))]
 
 use std::sync::mpsc;
@@ -14,9 +18,10 @@ use blstrs::Bls12;
 use cuzk::gpu::cuda::resident::ResidentSrs;
 use cuzk::gpu::cuda::GpuBackend;
 use cuzk::gpu::emulator;
+use cuzk::gpu::footprint::{msm_state_bytes, partition_device_bytes};
 use cuzk::groth16::ntt::Domain;
 use cuzk::groth16::paramgen;
-use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
+use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{synthesize, verify, BufferSet, Proof, ProverBackend, Randomness, Srs};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -112,4 +117,61 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
     let proof = gpu.prove(assignment(), &srs, randomness).unwrap();
     check(&proof, "a partition alone");
     assert_eq!(gpu.memory_waits(), 1);
+}
+
+#[test]
+fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_bellpersons() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    // SHA-256: nearly every witness value is a bit, so the streamed chunks run split too.
+    let len = Sha256Preimage::len_for_blocks(1);
+    let blank = Sha256Preimage {
+        len,
+        preimage: None,
+    };
+    let params = paramgen::generate(blank, &mut ChaCha20Rng::seed_from_u64(8), &|_, _| {}).unwrap();
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let circuit = Sha256Preimage::with_seed(len, 9);
+    let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(10));
+    let theirs =
+        create_proof::<Bls12, _, _>(circuit.clone(), &params, randomness.r, randomness.s).unwrap();
+    let mut reference = Vec::new();
+    theirs.write(&mut reference).unwrap();
+    let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
+
+    // Room for one partition (as the backend counts it, with 7 other scalars gathered at a
+    // time, so its estimate is close to what it allocates), its MSM state, a streaming window
+    // and half the parameters: less than the parameters and the partition's buffers.
+    let probe = assignment();
+    let m = Domain::for_size(probe.num_constraints()).unwrap().size();
+    let (ni, aux) = (probe.inputs.len(), probe.aux.len());
+    let a_len = ni + probe.a_aux_density.count_ones();
+    let b_len = probe.b_input_density.count_ones() + probe.b_aux_density.count_ones();
+    let split_chunk = 7;
+    let partition = partition_device_bytes(m, aux, ni, a_len, b_len, split_chunk);
+    let chunk = 1000;
+    let window = chunk as u64 * 192;
+    let srs_bytes = ResidentSrs::bytes_for(&srs);
+    let room =
+        partition + msm_state_bytes(m.max(aux).max(a_len).max(b_len)) + window + srs_bytes / 2;
+    emulator::set_device_memory(1, room + room / 40).unwrap();
+    let gpu = GpuBackend::open(1, false).unwrap();
+    gpu.set_stream_chunk(chunk);
+    gpu.set_msm_split_chunk(split_chunk);
+
+    for split in [true, false] {
+        gpu.set_msm_split(split);
+        let before = gpu.streamed_msm_count();
+        let proof = gpu.prove(assignment(), &srs, randomness).unwrap();
+        assert_eq!(
+            proof.to_bytes().to_vec(),
+            reference,
+            "split={split}: not bellperson's proof"
+        );
+        assert!(verify(&srs, &proof, &circuit.public_inputs()));
+        let streamed = gpu.streamed_msm_count() - before;
+        assert!(
+            (1..5).contains(&streamed),
+            "split={split}: {streamed} of the five MSMs streamed; some queries should fit"
+        );
+    }
 }

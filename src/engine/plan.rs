@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::schedule::partition_charge;
 use super::workload::Priority;
-use crate::gpu::footprint::{partitions_at_once, SPLIT_CHUNK};
+use crate::gpu::footprint::gpu_fit;
 use crate::groth16::CircuitShape;
 
 /// The machine to plan for.
@@ -171,10 +171,14 @@ pub struct GpuFit {
     /// under this one's `prove_finish`; with 1 it waits for it (about 28 GB a 32 GiB PoRep
     /// partition beside 47 GB of parameters: an 80 GB GPU); 0 when no circuit of the mix fits.
     pub partitions_at_once: usize,
-    /// Circuits of the mix a partition of which does not fit on the device beside its
-    /// parameters (32 GiB WindowPoSt on an 80 GB GPU: 61 GB of parameters and about 28 GB a
-    /// partition): they are proved by the CPU fallback, or fail without it.
+    /// Circuits of the mix one partition of which does not fit on the device even with its
+    /// parameters streamed (every 32 GiB circuit on a 24 GB GPU: about 28 GB a partition):
+    /// they are proved by the CPU fallback, or fail without it.
     pub circuits_not_fitting: Vec<String>,
+    /// Circuits whose parameters do not all fit beside one partition, with the bytes streamed
+    /// from host memory at each partition's MSMs (32 GiB WindowPoSt on an 80 GB GPU: 61 GB of
+    /// parameters beside about 28 GB a partition).
+    pub streamed: Vec<(String, u64)>,
 }
 
 /// The plan for a mix on a node.
@@ -401,14 +405,13 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
         .iter()
         .enumerate()
         .map(|(device, &bytes)| {
-            let at_once = |i: &PlanItem| {
-                partitions_at_once(
+            let fit = |i: &PlanItem| {
+                gpu_fit(
                     bytes,
                     i.srs_bytes,
                     i.shape.domain(),
                     i.shape.aux,
                     i.shape.inputs,
-                    SPLIT_CHUNK,
                 )
             };
             GpuFit {
@@ -418,14 +421,22 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
                 largest_srs_fits: largest_srs_bytes <= bytes,
                 partitions_at_once: items
                     .iter()
-                    .map(at_once)
+                    .map(|i| fit(i).at_once)
                     .filter(|&n| n > 0)
                     .min()
                     .unwrap_or(if items.is_empty() { 2 } else { 0 }),
                 circuits_not_fitting: items
                     .iter()
-                    .filter(|i| at_once(i) == 0)
+                    .filter(|i| fit(i).at_once == 0)
                     .map(|i| i.name.clone())
+                    .collect(),
+                streamed: items
+                    .iter()
+                    .filter_map(|i| {
+                        let f = fit(i);
+                        (f.at_once > 0 && f.streamed_bytes > 0)
+                            .then(|| (i.name.clone(), f.streamed_bytes))
+                    })
                     .collect(),
             }
         })
@@ -450,19 +461,20 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
              in flight; with more the engine evicts idle sets"
         ));
     }
-    for g in gpus.iter().filter(|g| !g.largest_srs_fits) {
-        notes.push(format!(
-            "GPU {} ({}) cannot hold the largest parameter set ({})",
-            g.device,
-            gb(g.bytes),
-            gb(g.largest_srs_bytes)
-        ));
-    }
     for g in &gpus {
+        for (name, bytes) in &g.streamed {
+            notes.push(format!(
+                "GPU {} ({}) cannot hold all of {name}'s parameters beside a partition: {} of \
+                 them are streamed from host memory at each partition's MSMs",
+                g.device,
+                gb(g.bytes),
+                gb(*bytes)
+            ));
+        }
         if !g.circuits_not_fitting.is_empty() {
             notes.push(format!(
-                "GPU {} ({}) cannot hold one partition of {} beside its parameters: those \
-                 partitions are proved by the CPU fallback (or fail without it)",
+                "GPU {} ({}) cannot hold one partition of {}: those partitions are proved by \
+                 the CPU fallback (or fail without it)",
                 g.device,
                 gb(g.bytes),
                 g.circuits_not_fitting.join(", ")
@@ -761,13 +773,19 @@ impl Plan {
                 if g.largest_srs_fits {
                     "fits"
                 } else {
-                    "does NOT fit"
+                    "does NOT fit (partly streamed from host memory)"
                 }
             );
             let _ = writeln!(
                 o,
-                "GPU {}: partitions on the device at once: {}",
-                g.device, g.partitions_at_once
+                "GPU {}: partitions on the device at once: {}{}",
+                g.device,
+                g.partitions_at_once,
+                if g.circuits_not_fitting.is_empty() {
+                    ""
+                } else {
+                    " (of the circuits that fit)"
+                }
             );
         }
         for note in &self.notes {
@@ -893,7 +911,7 @@ mod tests {
     }
 
     #[test]
-    fn an_80_gb_gpu_holds_one_32g_porep_partition_at_a_time_and_no_32g_window_post_partition() {
+    fn an_80_gb_gpu_holds_one_32g_partition_at_a_time_and_streams_window_post_parameters() {
         let porep = &mix_32g()[..1];
         let gib_gpu = |gib: u64| Node {
             ram_bytes: 512 * GIB,
@@ -917,11 +935,21 @@ mod tests {
         // 32 GiB WindowPoSt: 57 GiB of parameters and a 2^27 partition.
         let mix = mix_32g();
         let p = plan(&gib_gpu(80), &mix, &cpu);
-        assert_eq!(p.gpus[0].circuits_not_fitting, vec!["window".to_string()]);
-        assert_eq!(p.gpus[0].partitions_at_once, 1);
-        assert!(p.render().contains("cannot hold one partition of window"));
-        let p = plan(&gib_gpu(139), &mix, &cpu);
         assert!(p.gpus[0].circuits_not_fitting.is_empty());
+        assert_eq!(p.gpus[0].streamed.len(), 1, "{:?}", p.gpus[0]);
+        assert_eq!(p.gpus[0].streamed[0].0, "window");
+        assert_eq!(p.gpus[0].partitions_at_once, 1);
+        assert!(p
+            .render()
+            .contains("cannot hold all of window's parameters"));
+        let p = plan(&gib_gpu(139), &mix, &cpu);
+        assert!(p.gpus[0].circuits_not_fitting.is_empty() && p.gpus[0].streamed.is_empty());
+        // 24 GiB: not one 32 GiB partition fits.
+        let p = plan(&gib_gpu(24), &mix, &cpu);
+        assert_eq!(p.gpus[0].circuits_not_fitting.len(), 3, "{:?}", p.gpus[0]);
+        assert!(p
+            .render()
+            .contains("cannot hold one partition of porep, snap, window"));
     }
 
     #[test]

@@ -44,22 +44,65 @@ pub fn msm_state_bytes(points: usize) -> u64 {
     ((1_200_000_000u128 * points.min(1 << 26) as u128) >> 26) as u64
 }
 
-/// How many partitions of (`domain`, `aux`, `inputs`) fit on a device of `device_bytes` beside
-/// `srs_bytes` of parameters at once: 0 (not even one), 1 (one at a time: the next partition's
-/// `prove_start` waits for this one's `prove_finish`) or 2 (the pipeline: one starting while
-/// another finishes). A and B are counted with every variable, an upper bound.
-pub fn partitions_at_once(
+/// Points a streamed MSM copies to the device at a time: its window holds that many G2 points
+/// (0.8 GB).
+pub const STREAM_CHUNK: usize = 1 << 22;
+
+/// Device bytes of one streaming window (a chunk of G2 points, the largest).
+pub fn stream_window_bytes(chunk: usize) -> u64 {
+    chunk as u64 * 192
+}
+
+/// How a circuit's partitions use a device of `device_bytes` (see [`gpu_fit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuFitOfCircuit {
+    /// Partitions on the device at once: 0 (not even one), 1 (one at a time: the next
+    /// partition's `prove_start` waits for this one's `prove_finish`) or 2 (the pipeline: one
+    /// starting while another finishes).
+    pub at_once: usize,
+    /// Bytes of the parameters that do not fit beside one partition, streamed from the host
+    /// at each of its MSMs (0 when all are resident).
+    pub streamed_bytes: u64,
+}
+
+/// How partitions of (`domain`, `aux`, `inputs`) use a device of `device_bytes` with
+/// `srs_bytes` of parameters: two at once when both fit beside all the parameters; else one
+/// at a time, with the parameters that do not fit beside it streamed from the host; else none.
+/// A and B are counted with every variable, an upper bound.
+pub fn gpu_fit(
     device_bytes: u64,
     srs_bytes: u64,
     domain: usize,
     aux: usize,
     inputs: usize,
-    split_chunk: usize,
-) -> usize {
-    let one = partition_device_bytes(domain, aux, inputs, inputs + aux, inputs + aux, split_chunk);
-    let fixed = srs_bytes + msm_state_bytes(domain.max(aux + inputs));
-    let room = usable_device_bytes(device_bytes).saturating_sub(fixed);
-    (room / one.max(1)).min(2) as usize
+) -> GpuFitOfCircuit {
+    let one = partition_device_bytes(domain, aux, inputs, inputs + aux, inputs + aux, SPLIT_CHUNK);
+    let usable = usable_device_bytes(device_bytes);
+    let fixed = msm_state_bytes(domain.max(aux + inputs));
+    if srs_bytes + fixed + 2 * one <= usable {
+        return GpuFitOfCircuit {
+            at_once: 2,
+            streamed_bytes: 0,
+        };
+    }
+    let room = usable.saturating_sub(fixed + one);
+    if srs_bytes <= room {
+        return GpuFitOfCircuit {
+            at_once: 1,
+            streamed_bytes: 0,
+        };
+    }
+    let window = stream_window_bytes(STREAM_CHUNK);
+    if room < window {
+        return GpuFitOfCircuit {
+            at_once: 0,
+            streamed_bytes: srs_bytes,
+        };
+    }
+    GpuFitOfCircuit {
+        at_once: 1,
+        streamed_bytes: srs_bytes - (room - window).min(srs_bytes),
+    }
 }
 
 /// Most "other" scalars one split MSM gathers at a time (with their points), unless a check
@@ -83,17 +126,33 @@ mod tests {
         let h100 = 85_899_345_920; // 80 GiB
         let h200 = 150_000_000_000; // 139.7 GiB
         let rtx = 25_769_803_776; // 24 GiB
+        let fit = |device| gpu_fit(device, srs, domain, aux, inputs);
         assert_eq!(
-            partitions_at_once(h100, srs, domain, aux, inputs, SPLIT_CHUNK),
-            1
+            fit(h100),
+            GpuFitOfCircuit {
+                at_once: 1,
+                streamed_bytes: 0
+            }
         );
         assert_eq!(
-            partitions_at_once(h200, srs, domain, aux, inputs, SPLIT_CHUNK),
-            2
+            fit(h200),
+            GpuFitOfCircuit {
+                at_once: 2,
+                streamed_bytes: 0
+            }
         );
         assert_eq!(
-            partitions_at_once(rtx, srs, domain, aux, inputs, SPLIT_CHUNK),
-            0
+            fit(rtx).at_once,
+            0,
+            "a partition alone needs more than 24 GiB"
+        );
+        // 32 GiB WindowPoSt: 57 GiB of parameters do not fit beside a partition on 80 GiB;
+        // what does not is streamed.
+        let window = gpu_fit(h100, 57 << 30, 1 << 27, 126_902_376, 25_840);
+        assert_eq!(window.at_once, 1);
+        assert!(
+            (3_000_000_000..9_000_000_000).contains(&window.streamed_bytes),
+            "{window:?}"
         );
     }
 

@@ -4,8 +4,10 @@
 //! stream) and the inputs to the device (the density maps only for a circuit's first
 //! partition: they stay with the resident SRS), hands the buffer set back as soon as the
 //! copies are done, and queues the quotient NTTs and density gathers on the compute stream.
-//! `prove_finish` waits for that work, runs the five MSMs against the resident SRS (b_g2 too)
-//! and assembles the proof on the host. While one partition is in `prove_finish`, the next
+//! `prove_finish` waits for that work, runs the five MSMs against the resident SRS (b_g2 too;
+//! a query that did not fit beside a partition is streamed from the host in chunks) and
+//! assembles the proof on the host. Partitions are admitted to the device by memory: one that
+//! does not fit beside those already there waits for one of them to finish. While one partition is in `prove_finish`, the next
 //! one's copies and NTTs run: the engine calls the two phases from different threads.
 //!
 //! A GPU failure in `prove_start` retries the partition on the CPU backend when configured
@@ -21,6 +23,7 @@ use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use log::{debug, warn};
 
+use super::buffers::h2d_blocking;
 use super::buffers::{DeviceMem, PinnedBlock};
 use super::device::DeviceContext;
 use super::kernels;
@@ -31,7 +34,8 @@ use super::resident::{
 use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;
 use crate::gpu::footprint::{
-    msm_state_bytes, partition_device_bytes, usable_device_bytes, SPLIT_CHUNK,
+    msm_state_bytes, partition_device_bytes, stream_window_bytes, usable_device_bytes, SPLIT_CHUNK,
+    STREAM_CHUNK,
 };
 use crate::gpu::Curve;
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
@@ -152,6 +156,26 @@ impl Drop for DeviceSlot {
 /// partitions on the device finish.
 const ADMISSION_PATIENCE: Duration = Duration::from_secs(600);
 
+/// Device bytes of the resident sets other than `key` that partitions on the device hold (with
+/// the `window` their streamed queries pass through).
+fn in_use_bytes(map: &ResidentMap, key: usize, window: u64) -> u64 {
+    map.iter()
+        .filter(|(k, (_, dev))| **k != key && Arc::strong_count(dev) > 1)
+        .map(|(_, (_, dev))| dev.device_bytes() + if dev.streamed_bytes() > 0 { window } else { 0 })
+        .sum()
+}
+
+/// How an MSM over an SRS query is split by value.
+#[derive(Clone, Copy)]
+enum Split<'m> {
+    /// Never (h: dense scalars).
+    Never,
+    /// With its own classification.
+    Own,
+    /// With a classification shared with another query (b_g1 and b_g2), or none.
+    Shared(Option<&'m SplitMaps>),
+}
+
 /// Proves on one CUDA device.
 pub struct GpuBackend {
     ctx: Arc<DeviceContext>,
@@ -189,6 +213,13 @@ pub struct GpuBackend {
     waiting: AtomicUsize,
     /// Partitions that had to wait for device memory since open.
     memory_waits: AtomicUsize,
+    /// Points a streamed MSM copies at a time ([`STREAM_CHUNK`] unless set).
+    stream_chunk: AtomicUsize,
+    /// MSMs that streamed their points from the host since open.
+    streamed_msms: AtomicUsize,
+    /// Most device bytes a parameter set may keep resident (see
+    /// [`GpuBackend::set_parameter_limit`]).
+    parameter_limit: std::sync::atomic::AtomicU64,
 }
 
 /// Where [`GpuBackend::inject_kernel_failure`] makes the next partition fail.
@@ -275,6 +306,9 @@ impl GpuBackend {
             admission: Arc::default(),
             waiting: AtomicUsize::new(0),
             memory_waits: AtomicUsize::new(0),
+            stream_chunk: AtomicUsize::new(STREAM_CHUNK),
+            streamed_msms: AtomicUsize::new(0),
+            parameter_limit: std::sync::atomic::AtomicU64::new(u64::MAX),
             busy: BusyClock::new(),
             failures: AtomicUsize::new(0),
         })
@@ -344,24 +378,57 @@ impl GpuBackend {
         self.memory_waits.load(Ordering::SeqCst)
     }
 
-    /// Device bytes of the parameters a partition of `srs` needs beside it: `srs`'s own and
-    /// those other partitions on the device hold. Idle resident sets are not counted: they are
-    /// dropped when room is needed.
-    fn parameter_bytes_needed(&self, srs: &Arc<Srs>) -> u64 {
+    /// Device bytes of the parameters a partition of `srs` needs, with `beside` bytes (the
+    /// partition, kept MSM state) next to them: `srs`'s own (resident, or what would be made
+    /// resident, with the window its streamed queries pass through) and those other partitions
+    /// on the device hold. Idle resident sets are not counted: they are dropped for room.
+    fn parameter_bytes_needed(&self, srs: &Arc<Srs>, beside: u64) -> Result<u64> {
+        let (_, total) = self.ctx.memory_info()?;
         let key = Arc::as_ptr(srs) as usize;
         let map = self.resident.lock().unwrap_or_else(|p| p.into_inner());
+        let others = in_use_bytes(&map, key, self.stream_window_bytes());
         let own = match map.get(&key) {
             Some((weak, dev)) if weak.upgrade().is_some_and(|s| Arc::ptr_eq(&s, srs)) => {
-                dev.device_bytes()
+                dev.device_bytes() + self.window_for(dev)
             }
-            _ => ResidentSrs::bytes_for(srs),
+            // Made resident up to the room beside the partition (the rest streamed through a
+            // window inside that room).
+            _ => ResidentSrs::bytes_for(srs)
+                .min(usable_device_bytes(total).saturating_sub(others + beside)),
         };
-        let others: u64 = map
-            .iter()
-            .filter(|(k, (_, dev))| **k != key && Arc::strong_count(dev) > 1)
-            .map(|(_, (_, dev))| dev.device_bytes())
-            .sum();
-        own + others
+        Ok(own + others)
+    }
+
+    /// Device bytes of the window a set's streamed queries pass through (none when all are
+    /// resident).
+    fn window_for(&self, dev: &ResidentSrs) -> u64 {
+        if dev.streamed_bytes() > 0 {
+            self.stream_window_bytes()
+        } else {
+            0
+        }
+    }
+
+    /// Device bytes of one streaming window: a chunk of G2 points, the largest.
+    fn stream_window_bytes(&self) -> u64 {
+        stream_window_bytes(self.stream_chunk.load(Ordering::SeqCst))
+    }
+
+    /// Sets how many points a streamed MSM copies to the device at a time (at least 1), so
+    /// checks can run several chunks on small circuits.
+    pub fn set_stream_chunk(&self, points: usize) {
+        self.stream_chunk.store(points.max(1), Ordering::SeqCst);
+    }
+
+    /// Caps the device bytes a parameter set uploaded from now on may keep resident, so checks
+    /// can run the streamed MSMs on a device with room for everything.
+    pub fn set_parameter_limit(&self, bytes: u64) {
+        self.parameter_limit.store(bytes, Ordering::SeqCst);
+    }
+
+    /// How many MSMs streamed their points from the host since the backend opened.
+    pub fn streamed_msm_count(&self) -> usize {
+        self.streamed_msms.load(Ordering::SeqCst)
     }
 
     /// Waits until a partition of `bytes` fits on the device beside `fixed()` bytes
@@ -512,6 +579,66 @@ impl GpuBackend {
         self.msm_maybe_split(d_points, d_scalars, n)
     }
 
+    /// Σ scalars[i]·points[i] over the first `n` points of one SRS query: against its
+    /// resident copy, or streamed from `host` (the query's bytes) when it is not resident.
+    fn query_msm<P: DeviceGroup>(
+        &self,
+        resident: Option<&DeviceMem>,
+        host: &[u8],
+        d_scalars: u64,
+        n: usize,
+        split: Split<'_>,
+    ) -> Result<P> {
+        match (resident, split) {
+            (Some(points), Split::Never) => P::msm(self.ordinal(), points.at(0), d_scalars, n),
+            (Some(points), Split::Own) => self.msm_maybe_split(points.at(0), d_scalars, n),
+            (Some(points), Split::Shared(maps)) => self.msm(points.at(0), d_scalars, n, maps),
+            (None, split) => self.streamed_msm(host, d_scalars, n, !matches!(split, Split::Never)),
+        }
+    }
+
+    /// Σ scalars[i]·points[i] over `n` device scalars and the first `n` points of `host`,
+    /// copied to the device a chunk at a time (from the host's pageable copy; each copy ends
+    /// before its chunk's MSM starts). Each chunk is split by value when `split` is set.
+    fn streamed_msm<P: DeviceGroup>(
+        &self,
+        host: &[u8],
+        d_scalars: u64,
+        n: usize,
+        split: bool,
+    ) -> Result<P> {
+        let point = P::CURVE.point_bytes();
+        let host = host.get(..n * point).ok_or_else(|| {
+            Groth16Error::InvalidParams(format!(
+                "a query of {} points streamed for {n} scalars",
+                host.len() / point
+            ))
+        })?;
+        let mut sum = P::identity();
+        if n == 0 {
+            return Ok(sum);
+        }
+        let chunk = n.min(self.stream_chunk.load(Ordering::SeqCst));
+        let window = self.buffers.take(chunk * point)?;
+        for lo in (0..n).step_by(chunk) {
+            let hi = (lo + chunk).min(n);
+            h2d_blocking(
+                window.at(0),
+                &host[lo * point..hi * point],
+                &self.finish_stream,
+            )?;
+            let scalars = d_scalars + (lo * SCALAR) as u64;
+            sum += if split {
+                self.msm_maybe_split(window.at(0), scalars, hi - lo)?
+            } else {
+                P::msm(self.ordinal(), window.at(0), scalars, hi - lo)?
+            };
+        }
+        self.buffers.give([window]);
+        self.streamed_msms.fetch_add(1, Ordering::SeqCst);
+        Ok(sum)
+    }
+
     /// One MSM with its own classification (b_g1 and b_g2 share one instead).
     fn msm_maybe_split<P: DeviceGroup>(
         &self,
@@ -578,9 +705,12 @@ impl GpuBackend {
         &self.ctx.name
     }
 
-    /// The device copy of `srs`, uploading it on first use. Other resident sets are dropped
-    /// first when the device lacks room; what still does not fit is an out-of-memory error.
-    pub fn resident(&self, srs: &Arc<Srs>) -> Result<Arc<ResidentSrs>> {
+    /// The device copy of `srs`, uploading it on first use: every query when they fit with
+    /// `beside` bytes (a partition, kept MSM state) next to them and the sets other partitions
+    /// hold, else the largest queries that fit beside the window the others are streamed
+    /// through. Idle resident sets are dropped first when the device lacks room; what still
+    /// does not fit is an out-of-memory error.
+    pub fn resident(&self, srs: &Arc<Srs>, beside: u64) -> Result<Arc<ResidentSrs>> {
         let key = Arc::as_ptr(srs) as usize;
         let mut map = self.resident.lock().unwrap_or_else(|p| p.into_inner());
         map.retain(|_, (weak, _)| weak.strong_count() > 0);
@@ -589,9 +719,18 @@ impl GpuBackend {
                 return Ok(Arc::clone(dev));
             }
         }
-        let need = ResidentSrs::bytes_for(srs);
-        let (free, _) = self.ctx.memory_info()?;
-        if free < need + need / 4 && !map.is_empty() {
+        let (free, total) = self.ctx.memory_info()?;
+        let window = self.stream_window_bytes();
+        let room = usable_device_bytes(total)
+            .saturating_sub(in_use_bytes(&map, key, window) + beside)
+            .min(self.parameter_limit.load(Ordering::SeqCst));
+        let whole = ResidentSrs::bytes_for(srs);
+        let allowance = if whole <= room {
+            whole
+        } else {
+            room.saturating_sub(window)
+        };
+        if free < allowance + allowance / 4 && !map.is_empty() {
             debug!(
                 "device {}: dropping {} resident SRS for room",
                 self.ordinal(),
@@ -601,10 +740,17 @@ impl GpuBackend {
             super::resident::release_msm_state(self.ordinal());
         }
         let t = Instant::now();
-        let dev = Arc::new(ResidentSrs::upload(&self.ctx, srs, &self.compute_stream)?);
+        let dev = Arc::new(ResidentSrs::upload(
+            &self.ctx,
+            srs,
+            &self.compute_stream,
+            allowance,
+        )?);
         debug!(
-            "GPU_SRS_UPLOAD device={} bytes={need} ms={:.1}",
+            "GPU_SRS_UPLOAD device={} bytes={} streamed_bytes={} ms={:.1}",
             self.ordinal(),
+            dev.device_bytes(),
+            dev.streamed_bytes(),
             t.elapsed().as_secs_f64() * 1e3
         );
         map.insert(key, (Arc::downgrade(srs), Arc::clone(&dev)));
@@ -648,9 +794,14 @@ impl GpuBackend {
             self.split_chunk.load(Ordering::SeqCst),
         );
         let largest_msm = m.max(asg.aux.len()).max(a_len).max(b_len);
-        let fixed = || self.parameter_bytes_needed(srs) + msm_state_bytes(largest_msm);
+        let msm_state = msm_state_bytes(largest_msm);
+        let fixed = || {
+            self.parameter_bytes_needed(srs, bytes + msm_state)
+                .unwrap_or(0)
+                .saturating_add(msm_state)
+        };
         let slot = self.admit(bytes, &fixed)?;
-        let resident = self.resident(srs)?;
+        let resident = self.resident(srs, bytes + msm_state)?;
 
         let abc = self.buffers.take(3 * m * SCALAR)?;
         let (da, db, dc) = (abc.at(0), abc.at(m * SCALAR), abc.at(2 * m * SCALAR));
@@ -800,23 +951,65 @@ impl GpuBackend {
         let (h, l, a, b1, b2, msm_ms) = {
             let _one_msm_at_a_time = msm_lock(ord).lock().unwrap_or_else(|e| e.into_inner());
             let mut ms = [0f64; 5];
+            let srs = &p.srs;
             let h = self.timed(&mut ms[0], || {
-                kernels::msm_g1(ord, r.h.at(0), p.abc.at(0), p.h_len)
+                self.query_msm::<G1Projective>(
+                    r.h.as_ref(),
+                    as_bytes(&srs.h),
+                    p.abc.at(0),
+                    p.h_len,
+                    Split::Never,
+                )
             })?;
             let l = self.timed(&mut ms[1], || {
-                self.msm_g1_on_device(r.l.at(0), p.aux.at(0), p.aux_len)
+                self.query_msm::<G1Projective>(
+                    r.l.as_ref(),
+                    as_bytes(&srs.l),
+                    p.aux.at(0),
+                    p.aux_len,
+                    Split::Own,
+                )
             })?;
             let a = self.timed(&mut ms[2], || {
-                self.msm_g1_on_device(r.a.at(0), p.a_scalars.at(0), p.a_len)
+                self.query_msm::<G1Projective>(
+                    r.a.as_ref(),
+                    as_bytes(&srs.a),
+                    p.a_scalars.at(0),
+                    p.a_len,
+                    Split::Own,
+                )
             })?;
-            // b_g1 and b_g2 share their scalars, so they share one classification.
-            let b_maps = self.split_maps(p.b_scalars.at(0), p.b_len)?;
+            // b_g1 and b_g2 share their scalars, so they share one classification (when both
+            // are resident; a streamed query classifies each chunk).
+            let shared = r.b_g1.is_some() && r.b_g2.is_some();
+            let b_maps = if shared {
+                self.split_maps(p.b_scalars.at(0), p.b_len)?
+            } else {
+                None
+            };
+            let b_split = if shared {
+                Split::Shared(b_maps.as_ref())
+            } else {
+                Split::Own
+            };
             let b1 = self.timed(&mut ms[3], || {
-                self.msm(r.b_g1.at(0), p.b_scalars.at(0), p.b_len, b_maps.as_ref())
+                self.query_msm::<G1Projective>(
+                    r.b_g1.as_ref(),
+                    as_bytes(&srs.b_g1),
+                    p.b_scalars.at(0),
+                    p.b_len,
+                    b_split,
+                )
             });
             let b2 = b1.and_then(|b1| {
                 self.timed(&mut ms[4], || {
-                    self.msm(r.b_g2.at(0), p.b_scalars.at(0), p.b_len, b_maps.as_ref())
+                    self.query_msm::<G2Projective>(
+                        r.b_g2.as_ref(),
+                        as_bytes(&srs.b_g2),
+                        p.b_scalars.at(0),
+                        p.b_len,
+                        b_split,
+                    )
                 })
                 .map(|b2| (b1, b2))
             });
@@ -828,8 +1021,9 @@ impl GpuBackend {
         debug!(
             "GPU_TIMING phase=finish device={ord} quotient_ms={quotient_ms:.2} msm_h_ms={h_ms:.2} \
              msm_l_ms={l_ms:.2} msm_a_ms={a_ms:.2} msm_b_g1_ms={b1_ms:.2} msm_b_g2_ms={b2_ms:.2} \
-             msm_split={} total_ms={:.1}",
+             msm_split={} streamed_bytes={} total_ms={:.1}",
             self.msm_split.load(Ordering::SeqCst),
+            r.streamed_bytes(),
             p.started.elapsed().as_secs_f64() * 1e3
         );
         let proof = assemble(&p.srs, p.randomness, a, b1, b2, h, l);

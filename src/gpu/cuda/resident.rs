@@ -38,23 +38,27 @@ pub fn prefix_counts(words: &[u64]) -> (Vec<u32>, usize) {
     (prefix, total)
 }
 
-/// The SRS queries the prover multiplies against, copied to the device once.
+/// The SRS queries the prover multiplies against, copied to the device once: all five when
+/// they fit beside a partition, else the largest that do, and the rest are streamed from the
+/// host's copy in chunks at each MSM (see `GpuBackend`'s streamed MSMs).
 pub struct ResidentSrs {
-    /// H query (G1).
-    pub h: DeviceMem,
-    /// L query (G1).
-    pub l: DeviceMem,
-    /// A query (G1).
-    pub a: DeviceMem,
-    /// B query in G1.
-    pub b_g1: DeviceMem,
-    /// B query in G2.
-    pub b_g2: DeviceMem,
+    /// H query (G1), when resident.
+    pub h: Option<DeviceMem>,
+    /// L query (G1), when resident.
+    pub l: Option<DeviceMem>,
+    /// A query (G1), when resident.
+    pub a: Option<DeviceMem>,
+    /// B query in G1, when resident.
+    pub b_g1: Option<DeviceMem>,
+    /// B query in G2, when resident.
+    pub b_g2: Option<DeviceMem>,
     /// The density maps of the circuit last proved with these parameters (see
     /// [`ResidentDensities`]).
     densities: Mutex<Option<Arc<ResidentDensities>>>,
-    /// Device bytes of the five queries.
+    /// Device bytes of the resident queries.
     bytes: u64,
+    /// Bytes of the queries left on the host (streamed at each MSM).
+    streamed: u64,
 }
 
 /// A circuit's three density maps on the device: for A's aux variables, B's inputs and B's
@@ -125,26 +129,60 @@ impl ResidentSrs {
             + std::mem::size_of_val(&srs.b_g2[..])) as u64
     }
 
-    /// Uploads the five queries on `stream` and waits for the copies.
+    /// Uploads the queries that fit in `allowance` bytes on `stream` and waits for the copies:
+    /// all five when they fit, else the largest first while they do (so the fewest bytes are
+    /// streamed per partition).
     pub fn upload(
         ctx: &Arc<DeviceContext>,
         srs: &Srs,
         stream: &GpuStream,
+        allowance: u64,
     ) -> Result<Self, Groth16Error> {
-        let put = |bytes: &[u8]| -> Result<DeviceMem, Groth16Error> {
-            let mem = DeviceMem::alloc(ctx, bytes.len())?;
-            h2d_blocking(mem.at(0), bytes, stream)?;
-            Ok(mem)
+        let queries: [&[u8]; 5] = [
+            as_bytes(&srs.h),
+            as_bytes(&srs.l),
+            as_bytes(&srs.a),
+            as_bytes(&srs.b_g1),
+            as_bytes(&srs.b_g2),
+        ];
+        let mut keep = [false; 5];
+        let mut order: Vec<usize> = (0..5).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(queries[i].len()));
+        let mut left = allowance;
+        for i in order {
+            let bytes = queries[i].len() as u64;
+            if bytes <= left {
+                keep[i] = true;
+                left -= bytes;
+            }
+        }
+        let put = |i: usize| -> Result<Option<DeviceMem>, Groth16Error> {
+            if !keep[i] {
+                return Ok(None);
+            }
+            let mem = DeviceMem::alloc(ctx, queries[i].len())?;
+            h2d_blocking(mem.at(0), queries[i], stream)?;
+            Ok(Some(mem))
         };
+        let kept: u64 = (0..5)
+            .filter(|&i| keep[i])
+            .map(|i| queries[i].len() as u64)
+            .sum();
         Ok(Self {
-            h: put(as_bytes(&srs.h))?,
-            l: put(as_bytes(&srs.l))?,
-            a: put(as_bytes(&srs.a))?,
-            b_g1: put(as_bytes(&srs.b_g1))?,
-            b_g2: put(as_bytes(&srs.b_g2))?,
+            h: put(0)?,
+            l: put(1)?,
+            a: put(2)?,
+            b_g1: put(3)?,
+            b_g2: put(4)?,
             densities: Mutex::new(None),
-            bytes: Self::bytes_for(srs),
+            bytes: kept,
+            streamed: Self::bytes_for(srs) - kept,
         })
+    }
+
+    /// Bytes of the queries left on the host, streamed to the device at each MSM.
+    pub fn streamed_bytes(&self) -> u64 {
+        self.streamed
     }
 
     /// Device bytes this set holds: the queries and the kept density maps.
