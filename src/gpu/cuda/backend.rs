@@ -6,9 +6,10 @@
 //! copies are done, and queues the quotient NTTs and density gathers on the compute stream.
 //! `prove_finish` waits for that work, runs the five MSMs against the resident SRS (b_g2 too;
 //! a query that did not fit beside a partition is streamed from the host in chunks) and
-//! assembles the proof on the host. Partitions are admitted to the device by memory: one that
-//! does not fit beside those already there waits for one of them to finish. While one partition is in `prove_finish`, the next
-//! one's copies and NTTs run: the engine calls the two phases from different threads.
+//! assembles the proof on the host. While one partition is in `prove_finish`, the next one's
+//! copies and NTTs run: the engine calls the two phases from different threads. Partitions
+//! are admitted to the device by memory: one that does not fit beside those already there
+//! waits for one of them to finish.
 //!
 //! A GPU failure in `prove_start` retries the partition on the CPU backend when configured
 //! (`cpu_fallback`); a failure in `prove_finish` fails the job. Nothing panics.
@@ -120,7 +121,7 @@ struct DeviceLoad {
 
 /// Admits partitions to a device by memory: a partition starts only when its bytes fit beside
 /// the parameters it needs and the partitions already on the device, else it waits for one of
-/// them to finish. At 32 GiB PoRep a partition needs about 27 GB of device memory beside a
+/// them to finish. At 32 GiB PoRep a partition needs about 28 GB of device memory beside a
 /// 47 GB parameter set, so an 80 GB GPU holds one partition at a time, where the pipeline
 /// (next partition's copies and NTTs under this one's MSMs) would start a second one, run out
 /// of memory, and send every other partition to the CPU (or fail it).
