@@ -204,7 +204,7 @@ emu-test: fixtures
 	scripts/install-lib.sh --dev $(TARGET)/release $(EMU_GO_LIB) $(CURDIR)/include $(EMU_GO_LIB)
 	cd go && $(EMU_GO_ENV) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }
 	@grep -v '^\[' "$(EMU_OUT)/demo.log" | sed -n '1,8p'
-	@grep -q '"backend": "emulated-cuda:0,1"' "$(EMU_OUT)/demo.log" || { grep -m1 '"backend"' "$(EMU_OUT)/demo.log"; echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
+	@grep -q '"backend": "emulated-cuda:0,1,2"' "$(EMU_OUT)/demo.log" || { grep -m1 '"backend"' "$(EMU_OUT)/demo.log"; echo "emu-test: the Go demo did not prove on the emulated GPUs"; exit 1; }
 
 ## Last in `make test`, after every feature build (which share TARGET with the default build):
 ## what a node would link and run after the tests is still the default build. go/lib is not

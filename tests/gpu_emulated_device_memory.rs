@@ -6,7 +6,10 @@
 //!   the CPU);
 //! - no room for all the parameters beside a partition (32 GiB WindowPoSt on an 80 GB GPU):
 //!   the queries that do not fit are streamed from the host at each MSM, and the proofs stay
-//!   bellperson's.
+//!   bellperson's;
+//! - what a partition allocates on the device (device 2, measured at its peak) must stay within
+//!   what the admission counts for it, or partitions admitted beside each other run out of
+//!   memory.
 #![cfg(all(feature = "gpu-emulator", not(feature = "cuda")))]
 
 use std::sync::mpsc;
@@ -14,11 +17,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bellperson::groth16::create_proof;
-use blstrs::Bls12;
+use blstrs::{Bls12, Scalar};
 use cuzk::gpu::cuda::resident::ResidentSrs;
 use cuzk::gpu::cuda::GpuBackend;
 use cuzk::gpu::emulator;
-use cuzk::gpu::footprint::{msm_state_bytes, partition_device_bytes};
+use cuzk::gpu::footprint::{
+    msm_state_bytes, partition_buffer_bytes, partition_device_bytes, stream_window_bytes,
+    SPLIT_CHUNK,
+};
 use cuzk::groth16::ntt::Domain;
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
@@ -57,11 +63,7 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
 
     // Room for the parameters, the density maps and one and a half partitions' buffers.
     let probe = assignment();
-    let scalars = 3 * Domain::for_size(probe.num_constraints()).unwrap().size()
-        + probe.aux.len()
-        + probe.inputs.len()
-        + (probe.inputs.len() + probe.a_aux_density.count_ones())
-        + (probe.b_input_density.count_ones() + probe.b_aux_density.count_ones());
+    let partition = buffer_bytes(&probe, SPLIT_CHUNK);
     let maps = [
         &probe.a_aux_density,
         &probe.b_input_density,
@@ -70,7 +72,6 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
     .iter()
     .map(|d| d.words().len() as u64 * 12)
     .sum::<u64>();
-    let partition = scalars as u64 * 32;
     emulator::set_device_memory(0, ResidentSrs::bytes_for(&srs) + maps + partition * 3 / 2)
         .unwrap();
     // No CPU fallback: a partition that runs out of device memory fails.
@@ -139,8 +140,8 @@ fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_be
     let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
 
     // Room for one partition (as the backend counts it, with 7 other scalars gathered at a
-    // time, so its estimate is close to what it allocates), its MSM state, a streaming window
-    // and half the parameters: less than the parameters and the partition's buffers.
+    // time, so its estimate is close to what it allocates), its MSM state, two streaming
+    // windows and half the parameters: less than the parameters and the partition's buffers.
     let probe = assignment();
     let m = Domain::for_size(probe.num_constraints()).unwrap().size();
     let (ni, aux) = (probe.inputs.len(), probe.aux.len());
@@ -149,7 +150,7 @@ fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_be
     let split_chunk = 7;
     let partition = partition_device_bytes(m, aux, ni, a_len, b_len, split_chunk);
     let chunk = 1000;
-    let window = chunk as u64 * 192;
+    let window = stream_window_bytes(chunk);
     let srs_bytes = ResidentSrs::bytes_for(&srs);
     let room =
         partition + msm_state_bytes(m.max(aux).max(a_len).max(b_len)) + window + srs_bytes / 2;
@@ -173,5 +174,88 @@ fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_be
             (1..5).contains(&streamed),
             "split={split}: {streamed} of the five MSMs streamed; some queries should fit"
         );
+    }
+}
+
+/// The buffers the backend counts for a partition of `asg` ([`partition_buffer_bytes`]) with
+/// `split_chunk` other scalars gathered at a time.
+fn buffer_bytes(asg: &cuzk::groth16::Assignment, split_chunk: usize) -> u64 {
+    let m = Domain::for_size(asg.num_constraints()).unwrap().size();
+    let ni = asg.inputs.len();
+    let a_len = ni + asg.a_aux_density.count_ones();
+    let b_len = asg.b_input_density.count_ones() + asg.b_aux_density.count_ones();
+    partition_buffer_bytes(m, asg.aux.len(), ni, a_len, b_len, split_chunk)
+}
+
+#[test]
+fn a_partition_allocates_no_more_device_memory_than_the_admission_counts_for_it() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    const DEVICE: u32 = 2;
+    // SHA-256 (nearly every witness value a bit: the split's maps and gathers run) and a
+    // random circuit with dense scalars.
+    let len = Sha256Preimage::len_for_blocks(1);
+    let sha = paramgen::generate(
+        Sha256Preimage {
+            len,
+            preimage: None,
+        },
+        &mut ChaCha20Rng::seed_from_u64(11),
+        &|_, _| {},
+    )
+    .unwrap();
+    let random = RandomCircuit::new(Shape::Mixed, (1 << 12) - 16, 12);
+    let random_params = paramgen::generate(
+        random.clone(),
+        &mut ChaCha20Rng::seed_from_u64(13),
+        &|_, _| {},
+    )
+    .unwrap();
+    let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(14));
+    let cases: [(
+        &str,
+        Box<dyn Fn() -> cuzk::groth16::Assignment>,
+        _,
+        Vec<Scalar>,
+    ); 2] = [
+        (
+            "sha256",
+            Box::new(move || {
+                synthesize(Sha256Preimage::with_seed(len, 15), BufferSet::default()).unwrap()
+            }),
+            &sha,
+            Sha256Preimage::with_seed(len, 15).public_inputs(),
+        ),
+        (
+            "random",
+            Box::new({
+                let random = random.clone();
+                move || synthesize(random.clone(), BufferSet::default()).unwrap()
+            }),
+            &random_params,
+            random.public_inputs(),
+        ),
+    ];
+    for (name, assignment, params, inputs) in &cases {
+        let srs = Arc::new(Srs::from_parameters(params));
+        for (split, chunk) in [(true, 7), (true, SPLIT_CHUNK), (false, SPLIT_CHUNK)] {
+            let what = format!("{name}, split={split}, chunk={chunk}");
+            let gpu = GpuBackend::open(DEVICE, false).unwrap();
+            gpu.set_msm_split(split);
+            gpu.set_msm_split_chunk(chunk);
+            emulator::reset_device_memory_peak(DEVICE);
+            let start = emulator::device_memory_peak(DEVICE);
+            let asg = assignment();
+            let counted = buffer_bytes(&asg, chunk);
+            let proof = gpu.prove(asg, &srs, randomness).unwrap();
+            assert!(verify(&srs, &proof, inputs), "{what}: does not verify");
+            let parameters = gpu.resident(&srs, 0).unwrap().device_bytes();
+            let allocated = emulator::device_memory_peak(DEVICE) - start - parameters;
+            assert!(
+                allocated <= counted,
+                "{what}: the partition allocated {allocated} device bytes at its peak, more \
+                 than the {counted} the admission counts for it"
+            );
+            drop(gpu);
+        }
     }
 }

@@ -139,9 +139,10 @@ pub struct Throughput {
     /// Synthesis: concurrent syntheses × 3,600,000 / average `synth_ms`.
     pub synthesis: f64,
     /// Prover lane: lanes (GPUs, or 1) × 3,600,000 / average `start_ms` (start + finish on a
-    /// GPU that holds one partition at a time).
+    /// GPU that holds one partition at a time; a finish includes copying the parameters that
+    /// are streamed, at an assumed 10 GB/s).
     pub prove_start: f64,
-    /// Finalizers: finalizers × 3,600,000 / average `finish_ms`.
+    /// Finalizers: finalizers × 3,600,000 / average `finish_ms` (with the streamed copies).
     pub prove_finish: f64,
     /// Memory: partitions in flight × 3,600,000 / average time a partition holds its charge
     /// (synthesis + start + finish; Little's law).
@@ -168,16 +169,16 @@ pub struct GpuFit {
     /// Partitions the device holds at once beside their parameters, for the circuit of the
     /// mix that allows the fewest among those that fit at all (see `circuits_not_fitting`;
     /// `gpu::footprint::partitions_at_once`): 2 lets the next partition's `prove_start` run
-    /// under this one's `prove_finish`; with 1 it waits for it (about 28 GB a 32 GiB PoRep
+    /// under this one's `prove_finish`; with 1 it waits for it (about 20 GB a 32 GiB PoRep
     /// partition beside 47 GB of parameters: an 80 GB GPU); 0 when no circuit of the mix fits.
     pub partitions_at_once: usize,
     /// Circuits of the mix one partition of which does not fit on the device even with its
-    /// parameters streamed (every 32 GiB circuit on a 24 GB GPU: about 28 GB a partition):
+    /// parameters streamed (every 32 GiB circuit on a 16 GB GPU: about 20 GB a partition):
     /// they are proved by the CPU fallback, or fail without it.
     pub circuits_not_fitting: Vec<String>,
     /// Circuits whose parameters do not all fit beside one partition, with the bytes streamed
-    /// from host memory at each partition's MSMs (32 GiB WindowPoSt on an 80 GB GPU: 61 GB of
-    /// parameters beside about 28 GB a partition).
+    /// from host memory at each partition's MSMs (32 GiB WindowPoSt on a 48 GB GPU: 61 GB of
+    /// parameters beside about 20 GB a partition; every 32 GiB circuit on a 24 GB GPU).
     pub streamed: Vec<(String, u64)>,
 }
 
@@ -444,7 +445,25 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
 
     // 7. Throughput.
     let serial_lanes = gpus.iter().filter(|g| g.partitions_at_once < 2).count();
-    let throughput = throughput(items, &in_flight, prover_workers, serial_lanes, finalizers);
+    // Per circuit, the slowest GPU's streamed copies, added to its MSMs' time.
+    let streamed_ms: Vec<f64> = items
+        .iter()
+        .map(|i| {
+            gpus.iter()
+                .flat_map(|g| g.streamed.iter())
+                .filter(|(name, _)| *name == i.name)
+                .map(|(_, bytes)| stream_ms(*bytes))
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    let throughput = throughput(
+        items,
+        &streamed_ms,
+        &in_flight,
+        prover_workers,
+        serial_lanes,
+        finalizers,
+    );
 
     let mut notes = Vec::new();
     if fits && !all_resident {
@@ -465,10 +484,13 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
         for (name, bytes) in &g.streamed {
             notes.push(format!(
                 "GPU {} ({}) cannot hold all of {name}'s parameters beside a partition: {} of \
-                 them are streamed from host memory at each partition's MSMs",
+                 them are streamed from host memory at each partition's MSMs (about {:.1} s a \
+                 partition at an assumed {} GB/s, counted in prove_finish)",
                 g.device,
                 gb(g.bytes),
-                gb(*bytes)
+                gb(*bytes),
+                stream_ms(*bytes) / 1e3,
+                STREAM_BYTES_PER_MS / 1e6
             ));
         }
         if !g.circuits_not_fitting.is_empty() {
@@ -527,10 +549,22 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
     }
 }
 
+/// Host-to-device rate assumed for streamed parameters: bytes a millisecond (10 GB/s, a copy
+/// from pageable memory over PCIe 4.0 x16; not measured here: the GPU check's `h2d` lines
+/// give a card's own rate).
+const STREAM_BYTES_PER_MS: f64 = 10e6;
+
+/// Milliseconds to stream `bytes` of parameters at [`STREAM_BYTES_PER_MS`].
+fn stream_ms(bytes: u64) -> f64 {
+    bytes as f64 / STREAM_BYTES_PER_MS
+}
+
 /// The four rate bounds of step 7 of [`plan`]; `serial_lanes` of the `lanes` are GPUs that
-/// hold one partition at a time, so their partitions take start + finish on the lane.
+/// hold one partition at a time, so their partitions take start + finish on the lane;
+/// `stream_ms[k]` is added to `items[k]`'s finish (its streamed parameters' copies).
 fn throughput(
     items: &[PlanItem],
+    stream_ms: &[f64],
     in_flight: &InFlight,
     lanes: usize,
     serial_lanes: usize,
@@ -543,10 +577,11 @@ fn throughput(
             ..Throughput::default()
         };
     }
-    let avg = |f: fn(&PlanItem) -> f64| {
+    let avg = |f: &dyn Fn(&PlanItem, f64) -> f64| {
         items
             .iter()
-            .map(|i| i.partitions as f64 * f(i))
+            .zip(stream_ms)
+            .map(|(i, &streamed)| i.partitions as f64 * f(i, streamed))
             .sum::<f64>()
             / parts as f64
     };
@@ -559,14 +594,14 @@ fn throughput(
             f64::INFINITY
         }
     };
-    let synthesis = rate(in_flight.synthesis, avg(|i| i.synth_ms));
+    let synthesis = rate(in_flight.synthesis, avg(&|i, _| i.synth_ms));
     let serial_lanes = serial_lanes.min(lanes);
-    let prove_start = rate(lanes - serial_lanes, avg(|i| i.start_ms))
-        + rate(serial_lanes, avg(|i| i.start_ms + i.finish_ms));
-    let prove_finish = rate(finalizers, avg(|i| i.finish_ms));
+    let prove_start = rate(lanes - serial_lanes, avg(&|i, _| i.start_ms))
+        + rate(serial_lanes, avg(&|i, s| i.start_ms + i.finish_ms + s));
+    let prove_finish = rate(finalizers, avg(&|i, s| i.finish_ms + s));
     let memory = rate(
         in_flight.total,
-        avg(|i| i.synth_ms + i.start_ms + i.finish_ms),
+        avg(&|i, s| i.synth_ms + i.start_ms + i.finish_ms + s),
     );
     let (bottleneck, partitions_per_hour) = [
         ("synthesis", synthesis),
@@ -911,7 +946,7 @@ mod tests {
     }
 
     #[test]
-    fn an_80_gb_gpu_holds_one_32g_partition_at_a_time_and_streams_window_post_parameters() {
+    fn an_80_gb_gpu_holds_one_32g_partition_at_a_time_and_smaller_ones_stream_parameters() {
         let porep = &mix_32g()[..1];
         let gib_gpu = |gib: u64| Node {
             ram_bytes: 512 * GIB,
@@ -931,21 +966,51 @@ mod tests {
             per_hour(item.start_ms + item.finish_ms)
         );
         assert_eq!(h200.throughput.prove_start, per_hour(item.start_ms));
+        // On 24 GiB a finish also copies the streamed parameters (at 10 GB/s).
+        let rtx = plan(&gib_gpu(24), porep, &cpu);
+        let streamed = rtx.gpus[0].streamed[0].1 as f64;
+        assert!(streamed > 40e9, "{:?}", rtx.gpus[0]);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+        let finish = rtx.prover_workers as f64 * per_hour(item.finish_ms + streamed / 1e7);
+        assert!(
+            close(rtx.throughput.prove_finish, finish),
+            "{:?}",
+            rtx.throughput
+        );
+        let lane = per_hour(item.start_ms + item.finish_ms + streamed / 1e7);
+        assert!(
+            close(rtx.throughput.prove_start, lane),
+            "{:?}",
+            rtx.throughput
+        );
+        assert!(rtx.render().contains("s a partition at an assumed 10 GB/s"));
 
-        // 32 GiB WindowPoSt: 57 GiB of parameters and a 2^27 partition.
+        // 32 GiB WindowPoSt: 57 GiB of parameters and a 2^27 partition fit on 80 GiB.
         let mix = mix_32g();
         let p = plan(&gib_gpu(80), &mix, &cpu);
-        assert!(p.gpus[0].circuits_not_fitting.is_empty());
-        assert_eq!(p.gpus[0].streamed.len(), 1, "{:?}", p.gpus[0]);
-        assert_eq!(p.gpus[0].streamed[0].0, "window");
+        assert!(p.gpus[0].circuits_not_fitting.is_empty() && p.gpus[0].streamed.is_empty());
         assert_eq!(p.gpus[0].partitions_at_once, 1);
+        let p = plan(&gib_gpu(139), &mix, &cpu);
+        assert!(p.gpus[0].circuits_not_fitting.is_empty() && p.gpus[0].streamed.is_empty());
+        // 48 GiB: one partition at a time, with WindowPoSt's parameters partly streamed.
+        let p = plan(&gib_gpu(48), &mix, &cpu);
+        assert!(p.gpus[0].circuits_not_fitting.is_empty(), "{:?}", p.gpus[0]);
+        assert_eq!(p.gpus[0].partitions_at_once, 1);
+        assert!(
+            p.gpus[0].streamed.iter().any(|(name, _)| name == "window"),
+            "{:?}",
+            p.gpus[0]
+        );
         assert!(p
             .render()
             .contains("cannot hold all of window's parameters"));
-        let p = plan(&gib_gpu(139), &mix, &cpu);
-        assert!(p.gpus[0].circuits_not_fitting.is_empty() && p.gpus[0].streamed.is_empty());
-        // 24 GiB: not one 32 GiB partition fits.
+        // 24 GiB: one partition at a time, most of every circuit's parameters streamed.
         let p = plan(&gib_gpu(24), &mix, &cpu);
+        assert!(p.gpus[0].circuits_not_fitting.is_empty(), "{:?}", p.gpus[0]);
+        assert_eq!(p.gpus[0].partitions_at_once, 1);
+        assert_eq!(p.gpus[0].streamed.len(), 3, "{:?}", p.gpus[0]);
+        // 16 GiB: not one 32 GiB partition fits.
+        let p = plan(&gib_gpu(16), &mix, &cpu);
         assert_eq!(p.gpus[0].circuits_not_fitting.len(), 3, "{:?}", p.gpus[0]);
         assert!(p
             .render()

@@ -185,6 +185,9 @@ pub struct GpuBackend {
     /// The MSM bit split's small copies (its maps and their prefix counts), apart from the
     /// streams the next partition's `prove_start` uses.
     finish_stream: GpuStream,
+    /// Copies of streamed parameters into their windows (from a helper thread, while an MSM
+    /// runs on the finishing thread).
+    window_stream: GpuStream,
     /// Parameter sets resident on the device, keyed by the host SRS's address (checked with
     /// the weak pointer, so a freed and reused address never matches).
     resident: Mutex<ResidentMap>,
@@ -251,9 +254,13 @@ pub struct DevicePending {
     /// a/b/c on the device; h's coefficients end up in the first part.
     abc: DeviceMem,
     aux: DeviceMem,
-    a_scalars: DeviceMem,
-    b_scalars: DeviceMem,
-    /// The inputs the queued gathers read; kept until the work is done.
+    /// Device addresses of A's and B's gathered scalars: in b's and c's place in `abc`
+    /// (free once the quotient has run), or in buffers of their own in `scratch` when longer
+    /// than the domain.
+    a_scalars: u64,
+    b_scalars: u64,
+    /// The inputs the queued gathers read (kept until the work is done), and gathered
+    /// scalars that did not fit in `abc`.
     scratch: Vec<DeviceMem>,
     /// The density maps the queued gathers read (the resident SRS's; held until the work is
     /// done, in case another circuit's maps replace them meanwhile).
@@ -294,6 +301,7 @@ impl GpuBackend {
             copy_stream: GpuStream::new()?,
             compute_stream: GpuStream::new()?,
             finish_stream: GpuStream::new()?,
+            window_stream: GpuStream::new()?,
             buffers: DevicePool::new(&ctx),
             ctx,
             resident: Mutex::new(HashMap::new()),
@@ -410,7 +418,7 @@ impl GpuBackend {
         }
     }
 
-    /// Device bytes of one streaming window: a chunk of G2 points, the largest.
+    /// Device bytes of the two windows a streamed MSM copies chunks through.
     fn stream_window_bytes(&self) -> u64 {
         stream_window_bytes(self.stream_chunk.load(Ordering::SeqCst))
     }
@@ -535,7 +543,8 @@ impl GpuBackend {
         if total > 0 {
             let chunk = total.min(self.split_chunk.load(Ordering::SeqCst));
             let scalars = self.buffers.take(chunk * SCALAR)?;
-            let points = self.buffers.take(chunk * P::CURVE.point_bytes())?;
+            // Sized for G2 points on either curve, so the pool keeps one buffer for both.
+            let points = self.buffers.take(chunk * Curve::G2.point_bytes())?;
             for lo in (0..total).step_by(chunk) {
                 let hi = (lo + chunk).min(total);
                 kernels::split_gather(
@@ -599,8 +608,12 @@ impl GpuBackend {
     }
 
     /// Σ scalars[i]·points[i] over `n` device scalars and the first `n` points of `host`,
-    /// copied to the device a chunk at a time (from the host's pageable copy; each copy ends
-    /// before its chunk's MSM starts). Each chunk is split by value when `split` is set.
+    /// copied to the device a chunk at a time (from the host's pageable copy) through two
+    /// windows: while one chunk's MSM runs, a helper thread copies the next chunk into the
+    /// other window (on the window stream), so the copies hide behind the MSMs instead of
+    /// adding to them. A chunk's MSM starts after its copy has finished, and a window is
+    /// written again only after its MSM has returned. Each chunk is split by value when
+    /// `split` is set.
     fn streamed_msm<P: DeviceGroup>(
         &self,
         host: &[u8],
@@ -615,29 +628,64 @@ impl GpuBackend {
                 host.len() / point
             ))
         })?;
-        let mut sum = P::identity();
         if n == 0 {
-            return Ok(sum);
+            return Ok(P::identity());
         }
-        let chunk = n.min(self.stream_chunk.load(Ordering::SeqCst));
-        let window = self.buffers.take(chunk * point)?;
-        for lo in (0..n).step_by(chunk) {
+        let chunk = self.stream_chunk.load(Ordering::SeqCst);
+        // Sized for a chunk of G2 points whatever the curve, so the pool keeps one pair of
+        // windows for every streamed MSM (the admission counts two such windows).
+        let windows = [
+            self.buffers.take(chunk * Curve::G2.point_bytes())?,
+            self.buffers.take(chunk * Curve::G2.point_bytes())?,
+        ];
+        let copy = |window: &DeviceMem, lo: usize| -> Result<()> {
             let hi = (lo + chunk).min(n);
             h2d_blocking(
                 window.at(0),
                 &host[lo * point..hi * point],
-                &self.finish_stream,
-            )?;
-            let scalars = d_scalars + (lo * SCALAR) as u64;
-            sum += if split {
-                self.msm_maybe_split(window.at(0), scalars, hi - lo)?
-            } else {
-                P::msm(self.ordinal(), window.at(0), scalars, hi - lo)?
-            };
+                &self.window_stream,
+            )
+        };
+        let run = || -> Result<P> {
+            let mut sum = P::identity();
+            copy(&windows[0], 0)?;
+            for (k, lo) in (0..n).step_by(chunk).enumerate() {
+                let (this, other) = (&windows[k % 2], &windows[(k + 1) % 2]);
+                let next = lo + chunk;
+                let hi = next.min(n);
+                let scalars = d_scalars + (lo * SCALAR) as u64;
+                let (part, copied) = std::thread::scope(|scope| {
+                    let copier = (next < n).then(|| {
+                        scope.spawn(|| {
+                            let _current = self.ctx.enter()?;
+                            copy(other, next)
+                        })
+                    });
+                    let part = if split {
+                        self.msm_maybe_split(this.at(0), scalars, hi - lo)
+                    } else {
+                        P::msm(self.ordinal(), this.at(0), scalars, hi - lo)
+                    };
+                    let copied = copier.map_or(Ok(()), |c| {
+                        c.join().unwrap_or_else(|_| {
+                            Err(Groth16Error::Device(
+                                "the streamed window's copy thread panicked".into(),
+                            ))
+                        })
+                    });
+                    (part, copied)
+                });
+                sum += part?;
+                copied?;
+            }
+            Ok(sum)
+        };
+        let out = run();
+        self.buffers.give(windows);
+        if out.is_ok() {
+            self.streamed_msms.fetch_add(1, Ordering::SeqCst);
         }
-        self.buffers.give([window]);
-        self.streamed_msms.fetch_add(1, Ordering::SeqCst);
-        Ok(sum)
+        out
     }
 
     /// One MSM with its own classification (b_g1 and b_g2 share one instead).
@@ -833,8 +881,22 @@ impl GpuBackend {
         let t = Instant::now();
         let inputs = self.buffers.take(ni * SCALAR)?;
         h2d(inputs.at(0), as_bytes(&asg.inputs), &self.compute_stream)?;
-        let a_scalars = self.buffers.take(a_len * SCALAR)?;
-        let b_scalars = self.buffers.take(b_len * SCALAR)?;
+        let mut scratch = vec![inputs];
+        // The gathers run after the quotient on the same stream, and the quotient leaves h in
+        // a's place and needs b and c no more: A's and B's scalars go there when they fit
+        // (at 32 GiB PoRep that saves 8.3 GB a partition).
+        let mut place = |len: usize, freed: u64| -> Result<u64> {
+            if len <= m {
+                return Ok(freed);
+            }
+            let own = self.buffers.take(len * SCALAR)?;
+            let at = own.at(0);
+            scratch.push(own);
+            Ok(at)
+        };
+        let a_scalars = place(a_len, db)?;
+        let b_scalars = place(b_len, dc)?;
+        let inputs = scratch[0].at(0);
         let maps = [&asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density];
         let (densities, uploaded) = resident.densities(&self.ctx, maps, &self.compute_stream)?;
         if uploaded {
@@ -859,30 +921,22 @@ impl GpuBackend {
         kernels::quotient(ord, s, da, db, dc, n, domain_log(m), &z_inv)?;
         // A's scalars: every input, then the aux variables in A. B's: the inputs in B, then
         // the aux variables in B.
-        d2d(a_scalars.at(0), inputs.at(0), ni * SCALAR, s)?;
+        d2d(a_scalars, inputs, ni * SCALAR, s)?;
         let aux_n = asg.aux.len();
         kernels::gather(
             ord,
             s,
-            a_scalars.at(ni * SCALAR),
+            a_scalars + (ni * SCALAR) as u64,
             aux.at(0),
             a_bits.at(0),
             a_pre.at(0),
             aux_n,
         )?;
+        kernels::gather(ord, s, b_scalars, inputs, bi_bits.at(0), bi_pre.at(0), ni)?;
         kernels::gather(
             ord,
             s,
-            b_scalars.at(0),
-            inputs.at(0),
-            bi_bits.at(0),
-            bi_pre.at(0),
-            ni,
-        )?;
-        kernels::gather(
-            ord,
-            s,
-            b_scalars.at(b_in * SCALAR),
+            b_scalars + (b_in * SCALAR) as u64,
             aux.at(0),
             ba_bits.at(0),
             ba_pre.at(0),
@@ -909,7 +963,7 @@ impl GpuBackend {
             aux,
             a_scalars,
             b_scalars,
-            scratch: vec![inputs],
+            scratch,
             densities,
             slot,
             h_len: m - 1,
@@ -975,7 +1029,7 @@ impl GpuBackend {
                 self.query_msm::<G1Projective>(
                     r.a.as_ref(),
                     as_bytes(&srs.a),
-                    p.a_scalars.at(0),
+                    p.a_scalars,
                     p.a_len,
                     Split::Own,
                 )
@@ -984,7 +1038,7 @@ impl GpuBackend {
             // are resident; a streamed query classifies each chunk).
             let shared = r.b_g1.is_some() && r.b_g2.is_some();
             let b_maps = if shared {
-                self.split_maps(p.b_scalars.at(0), p.b_len)?
+                self.split_maps(p.b_scalars, p.b_len)?
             } else {
                 None
             };
@@ -997,7 +1051,7 @@ impl GpuBackend {
                 self.query_msm::<G1Projective>(
                     r.b_g1.as_ref(),
                     as_bytes(&srs.b_g1),
-                    p.b_scalars.at(0),
+                    p.b_scalars,
                     p.b_len,
                     b_split,
                 )
@@ -1007,7 +1061,7 @@ impl GpuBackend {
                     self.query_msm::<G2Projective>(
                         r.b_g2.as_ref(),
                         as_bytes(&srs.b_g2),
-                        p.b_scalars.at(0),
+                        p.b_scalars,
                         p.b_len,
                         b_split,
                     )
@@ -1031,8 +1085,6 @@ impl GpuBackend {
         let DevicePending {
             abc,
             aux,
-            a_scalars,
-            b_scalars,
             scratch,
             densities,
             slot,
@@ -1040,8 +1092,7 @@ impl GpuBackend {
             done,
             ..
         } = p;
-        self.buffers
-            .give([abc, aux, a_scalars, b_scalars].into_iter().chain(scratch));
+        self.buffers.give([abc, aux].into_iter().chain(scratch));
         drop(slot);
         // Destroyed while the context is still current (the maps too, if another circuit's
         // replaced them meanwhile).

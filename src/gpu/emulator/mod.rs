@@ -31,8 +31,9 @@ pub mod memory;
 mod registry;
 pub mod stream;
 
-/// Number of emulated devices (two, so several-device paths run too).
-pub const DEVICES: u32 = 2;
+/// Number of emulated devices (three: several-device paths run too, and tests that shrink
+/// or measure a device each have one of their own).
+pub const DEVICES: u32 = 3;
 
 /// Memory of each emulated device in bytes (counted, not reserved).
 pub const DEVICE_MEMORY: u64 = 16 << 30;
@@ -41,6 +42,18 @@ pub const DEVICE_MEMORY: u64 = 16 << 30;
 /// can show what a device too small for two partitions does.
 pub fn set_device_memory(ordinal: u32, bytes: u64) -> Result<(), crate::groth16::Groth16Error> {
     registry::set_memory(ordinal, bytes)
+}
+
+/// The most bytes emulated device `ordinal` has had allocated at once since
+/// [`reset_device_memory_peak`] (or since the process started), to check what the backend
+/// counts against what it allocates.
+pub fn device_memory_peak(ordinal: u32) -> u64 {
+    registry::peak(ordinal)
+}
+
+/// Starts [`device_memory_peak`] again from what emulated device `ordinal` holds now.
+pub fn reset_device_memory_peak(ordinal: u32) {
+    registry::reset_peak(ordinal)
 }
 
 /// Breaks emulated device `ordinal` as a sticky CUDA error (an illegal address) breaks a

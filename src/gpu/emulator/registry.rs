@@ -25,6 +25,8 @@ struct Allocation {
 struct Registry {
     live: BTreeMap<u64, Allocation>,
     used: [u64; DEVICES as usize],
+    /// The most each device has had allocated at once since [`reset_peak`].
+    peak: [u64; DEVICES as usize],
     /// Each device's memory ([`DEVICE_MEMORY`] unless a test set another size).
     memory: [u64; DEVICES as usize],
     poisoned: [Option<String>; DEVICES as usize],
@@ -38,6 +40,7 @@ fn registry() -> MutexGuard<'static, Registry> {
     static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
         live: BTreeMap::new(),
         used: [0; DEVICES as usize],
+        peak: [0; DEVICES as usize],
         memory: [DEVICE_MEMORY; DEVICES as usize],
         poisoned: [const { None }; DEVICES as usize],
     });
@@ -80,6 +83,7 @@ pub fn allocate(owner: Owner, bytes: usize) -> Result<u64, Groth16Error> {
             )));
         }
         r.used[i] += bytes as u64;
+        r.peak[i] = r.peak[i].max(r.used[i]);
     }
     let layout = Layout::from_size_align(bytes, ALIGN)
         .map_err(|e| Groth16Error::Device(format!("allocating {bytes} bytes: {e}")))?;
@@ -145,6 +149,18 @@ pub fn is_pinned(ptr: *const u8, bytes: usize) -> bool {
 /// Device bytes allocated on `device`.
 pub fn used(device: u32) -> u64 {
     registry().used[device as usize % DEVICES as usize]
+}
+
+/// The most device bytes `device` has had allocated at once since [`reset_peak`].
+pub fn peak(device: u32) -> u64 {
+    registry().peak[device as usize % DEVICES as usize]
+}
+
+/// Starts [`peak`] again from what `device` has allocated now.
+pub fn reset_peak(device: u32) {
+    let mut r = registry();
+    let i = device as usize % DEVICES as usize;
+    r.peak[i] = r.used[i];
 }
 
 /// Marks `device` broken: every later call on it fails with `message` (a sticky error).
