@@ -121,7 +121,7 @@ struct DeviceLoad {
 
 /// Admits partitions to a device by memory: a partition starts only when its bytes fit beside
 /// the parameters it needs and the partitions already on the device, else it waits for one of
-/// them to finish. At 32 GiB PoRep a partition needs about 28 GB of device memory beside a
+/// them to finish. At 32 GiB PoRep a partition needs about 20 GB of device memory beside a
 /// 47 GB parameter set, so an 80 GB GPU holds one partition at a time, where the pipeline
 /// (next partition's copies and NTTs under this one's MSMs) would start a second one, run out
 /// of memory, and send every other partition to the CPU (or fail it).
