@@ -179,6 +179,9 @@ fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_be
 
 /// The buffers the backend counts for a partition of `asg` ([`partition_buffer_bytes`]) with
 /// `split_chunk` other scalars gathered at a time.
+/// Makes a fresh assignment for one proof of a test case.
+type MakeAssignment = Box<dyn Fn() -> cuzk::groth16::Assignment>;
+
 fn buffer_bytes(asg: &cuzk::groth16::Assignment, split_chunk: usize) -> u64 {
     let m = Domain::for_size(asg.num_constraints()).unwrap().size();
     let ni = asg.inputs.len();
@@ -211,12 +214,7 @@ fn a_partition_allocates_no_more_device_memory_than_the_admission_counts_for_it(
     )
     .unwrap();
     let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(14));
-    let cases: [(
-        &str,
-        Box<dyn Fn() -> cuzk::groth16::Assignment>,
-        _,
-        Vec<Scalar>,
-    ); 2] = [
+    let cases: [(&str, MakeAssignment, _, Vec<Scalar>); 2] = [
         (
             "sha256",
             Box::new(move || {
