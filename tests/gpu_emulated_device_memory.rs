@@ -175,13 +175,67 @@ fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_be
             "split={split}: {streamed} of the five MSMs streamed; some queries should fit"
         );
     }
+
+    // The streamed queries are page-locked (their copies are DMA) while the parameters live,
+    // and unlocked before their memory is freed.
+    let resident = gpu.resident(&srs, 0).unwrap();
+    let queries: [(&str, bool, *const u8, usize); 5] = [
+        (
+            "h",
+            resident.h.is_some(),
+            srs.h.as_ptr().cast(),
+            size_of_val(&srs.h[..]),
+        ),
+        (
+            "l",
+            resident.l.is_some(),
+            srs.l.as_ptr().cast(),
+            size_of_val(&srs.l[..]),
+        ),
+        (
+            "a",
+            resident.a.is_some(),
+            srs.a.as_ptr().cast(),
+            size_of_val(&srs.a[..]),
+        ),
+        (
+            "b_g1",
+            resident.b_g1.is_some(),
+            srs.b_g1.as_ptr().cast(),
+            size_of_val(&srs.b_g1[..]),
+        ),
+        (
+            "b_g2",
+            resident.b_g2.is_some(),
+            srs.b_g2.as_ptr().cast(),
+            size_of_val(&srs.b_g2[..]),
+        ),
+    ];
+    let streamed: Vec<_> = queries.iter().filter(|q| !q.1).collect();
+    assert!(!streamed.is_empty());
+    for (name, _, ptr, bytes) in &streamed {
+        assert!(
+            emulator::is_host_registered(*ptr, *bytes),
+            "the streamed {name} query is not page-locked"
+        );
+    }
+    assert_eq!(resident.locked_streamed_bytes(), resident.streamed_bytes());
+    drop(resident);
+    drop(srs);
+    for (name, _, ptr, bytes) in &streamed {
+        assert!(
+            !emulator::is_host_registered(*ptr, *bytes),
+            "the {name} query's memory is still page-locked after its parameters were dropped"
+        );
+    }
+    drop(gpu);
 }
 
-/// The buffers the backend counts for a partition of `asg` ([`partition_buffer_bytes`]) with
-/// `split_chunk` other scalars gathered at a time.
 /// Makes a fresh assignment for one proof of a test case.
 type MakeAssignment = Box<dyn Fn() -> cuzk::groth16::Assignment>;
 
+/// The buffers the backend counts for a partition of `asg` ([`partition_buffer_bytes`]) with
+/// `split_chunk` other scalars gathered at a time.
 fn buffer_bytes(asg: &cuzk::groth16::Assignment, split_chunk: usize) -> u64 {
     let m = Domain::for_size(asg.num_constraints()).unwrap().size();
     let ni = asg.inputs.len();

@@ -221,6 +221,44 @@ fn srs_round_trips_through_the_params_file_format() {
     assert_eq!(header.circuit_shape(), srs.circuit_shape());
 }
 
+/// Counts the guards alive; each adds one while it lives.
+struct CountedGuard(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for CountedGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn guards_held_with_parameters_are_made_once_per_key_and_end_with_them() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let params = our_params(RandomCircuit::new(Shape::Mixed, 20, 1), 3);
+    let srs = Srs::from_parameters(&params);
+    let alive = Arc::new(AtomicUsize::new(0));
+    let made = AtomicUsize::new(0);
+    let make = || -> Result<cuzk::groth16::srs::HeldGuard, String> {
+        made.fetch_add(1, Ordering::SeqCst);
+        alive.fetch_add(1, Ordering::SeqCst);
+        Ok(Box::new(CountedGuard(alive.clone())))
+    };
+    srs.hold_guard(7, make).unwrap();
+    srs.hold_guard(7, make).unwrap();
+    srs.hold_guard(9, make).unwrap();
+    assert_eq!(made.load(Ordering::SeqCst), 2, "one guard per key");
+    assert!(srs.holds_guard(7) && srs.holds_guard(9) && !srs.holds_guard(8));
+    let failed = srs.hold_guard(8, || Err::<cuzk::groth16::srs::HeldGuard, _>("refused"));
+    assert_eq!(failed, Err("refused"));
+    assert!(!srs.holds_guard(8), "a refused guard is not held");
+    assert_eq!(alive.load(Ordering::SeqCst), 2);
+    drop(srs);
+    assert_eq!(
+        alive.load(Ordering::SeqCst),
+        0,
+        "guards end with the parameters"
+    );
+}
+
 #[test]
 fn corrupt_or_truncated_params_are_errors() {
     let circuit = RandomCircuit::new(Shape::Mixed, 100, 3);

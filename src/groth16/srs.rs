@@ -43,6 +43,21 @@ pub struct Srs {
     /// The recorded constraint system of the circuit these parameters prove, once built or
     /// loaded (see [`Srs::pce_slot`]): it lives and is evicted with them.
     pce: std::sync::Arc<super::pce::PceSlot>,
+    /// Guards ended before the queries' memory is freed, by key (see [`Srs::hold_guard`]).
+    guards: std::sync::Mutex<Vec<(usize, HeldGuard)>>,
+}
+
+/// Something kept alive with an [`Srs`] for its drop alone (e.g. a driver's registration of a
+/// query's memory, undone when it drops).
+pub type HeldGuard = Box<dyn Send + Sync>;
+
+impl Drop for Srs {
+    /// Ends the held guards first: a registration of a query's memory must be undone while
+    /// that memory is still allocated (the fields, the queries among them, drop after this).
+    fn drop(&mut self) {
+        let guards = self.guards.get_mut().unwrap_or_else(|p| p.into_inner());
+        guards.clear();
+    }
 }
 
 impl std::fmt::Debug for Srs {
@@ -254,7 +269,33 @@ impl Srs {
             b_g1,
             b_g2,
             pce: Default::default(),
+            guards: Default::default(),
         }
+    }
+
+    /// Keeps the guard `make` returns until these parameters are dropped, and ends it before
+    /// their queries' memory is freed: for a driver's registration of a query's memory
+    /// (page-locked for DMA), which must be undone while the memory is still allocated.
+    /// At most one guard per `key`: `make` runs only when none is held under it yet (calls
+    /// for the same key wait for each other). `make`'s error is returned as is, and nothing
+    /// is held for `key` then.
+    pub fn hold_guard<E>(
+        &self,
+        key: usize,
+        make: impl FnOnce() -> std::result::Result<HeldGuard, E>,
+    ) -> std::result::Result<(), E> {
+        let mut guards = self.guards.lock().unwrap_or_else(|p| p.into_inner());
+        if !guards.iter().any(|(k, _)| *k == key) {
+            let guard = make()?;
+            guards.push((key, guard));
+        }
+        Ok(())
+    }
+
+    /// Whether a guard is held under `key` (see [`Srs::hold_guard`]).
+    pub fn holds_guard(&self, key: usize) -> bool {
+        let guards = self.guards.lock().unwrap_or_else(|p| p.into_inner());
+        guards.iter().any(|(k, _)| *k == key)
     }
 
     /// The slot of the PCE of the circuit these parameters prove (shared, so a background

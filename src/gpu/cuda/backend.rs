@@ -796,10 +796,11 @@ impl GpuBackend {
             allowance,
         )?);
         debug!(
-            "GPU_SRS_UPLOAD device={} bytes={} streamed_bytes={} ms={:.1}",
+            "GPU_SRS_UPLOAD device={} bytes={} streamed_bytes={} locked_bytes={} ms={:.1}",
             self.ordinal(),
             dev.device_bytes(),
             dev.streamed_bytes(),
+            dev.locked_streamed_bytes(),
             t.elapsed().as_secs_f64() * 1e3
         );
         map.insert(key, (Arc::downgrade(srs), Arc::clone(&dev)));

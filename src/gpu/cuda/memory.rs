@@ -56,6 +56,53 @@ pub unsafe fn free_pinned(ctx: &DeviceContext, ptr: *mut Scalar) {
     }
 }
 
+/// Page-locks `bytes` of existing host memory at `ptr` for every context (portable), so
+/// copies from it are asynchronous DMA at full PCIe speed, as from [`alloc_pinned`] memory.
+/// For parameters streamed to the device at each MSM, which would otherwise be staged through
+/// the driver's small pageable buffer.
+///
+/// # Safety
+/// The memory stays allocated until [`unregister_host`] is called for `ptr`.
+pub unsafe fn register_host(
+    ctx: &DeviceContext,
+    ptr: *const u8,
+    bytes: usize,
+) -> Result<(), Groth16Error> {
+    let _current = ctx.enter()?;
+    // SAFETY: registration reads and writes nothing; the caller keeps the memory allocated
+    // until it is unregistered.
+    let r = unsafe {
+        cust::sys::cuMemHostRegister_v2(
+            ptr as *mut std::ffi::c_void,
+            bytes,
+            cust::sys::CU_MEMHOSTREGISTER_PORTABLE,
+        )
+    };
+    if r != cust::sys::cudaError_enum::CUDA_SUCCESS {
+        return Err(device_error(
+            &format!("page-locking {bytes} bytes of host memory"),
+            format!("{r:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Undoes [`register_host`] for `ptr` (with `ctx` made current first); a failure is logged.
+pub fn unregister_host(ctx: &DeviceContext, ptr: *const u8) {
+    let _current = match ctx.enter() {
+        Ok(guard) => guard,
+        Err(e) => {
+            log::warn!("unlocking host memory: {e}");
+            return;
+        }
+    };
+    // SAFETY: ptr was registered by register_host and is unregistered once (by its owner).
+    let r = unsafe { cust::sys::cuMemHostUnregister(ptr as *mut std::ffi::c_void) };
+    if r != cust::sys::cudaError_enum::CUDA_SUCCESS {
+        log::warn!("unlocking host memory at {ptr:?} failed: {r:?}");
+    }
+}
+
 /// Copies `src` to device address `dst` on `stream`, ordered with the stream's other work.
 /// From pinned memory the copy is asynchronous DMA (the caller keeps `src` untouched until the
 /// stream has passed it); from pageable memory the driver stages `src` before returning, so

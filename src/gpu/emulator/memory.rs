@@ -43,6 +43,28 @@ pub unsafe fn free_pinned(_ctx: &DeviceContext, ptr: *mut Scalar) {
     registry::release(ptr as u64);
 }
 
+/// Page-locks host memory `[ptr, ptr + bytes)` (emulated: copies from it then read it when
+/// they run, as DMA does); overlapping a locked range is an error.
+///
+/// # Safety
+/// The memory stays allocated until [`unregister_host`] is called for `ptr`.
+pub unsafe fn register_host(
+    ctx: &DeviceContext,
+    ptr: *const u8,
+    bytes: usize,
+) -> Result<(), Groth16Error> {
+    let _current = ctx.enter()?;
+    require_current(ctx.ordinal)?;
+    registry::register(ptr, bytes)
+}
+
+/// Undoes [`register_host`] for `ptr`, after the copies queued from it have run (their source
+/// is freed once it is unlocked).
+pub fn unregister_host(_ctx: &DeviceContext, ptr: *const u8) {
+    synchronize_device(None);
+    registry::unregister(ptr);
+}
+
 /// Copies `src` to device address `dst` on `stream`: from pinned memory the copy reads `src`
 /// when it runs (DMA), from pageable memory `src` is staged now, as the driver does.
 pub fn h2d(dst: u64, src: &[u8], stream: &GpuStream) -> Result<(), Groth16Error> {

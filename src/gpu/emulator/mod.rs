@@ -56,6 +56,13 @@ pub fn reset_device_memory_peak(ordinal: u32) {
     registry::reset_peak(ordinal)
 }
 
+/// Whether host memory `[ptr, ptr + bytes)` lies in one range page-locked through the
+/// emulated `register_host` (to check that streamed parameters are copied by DMA and
+/// unlocked before they are freed).
+pub fn is_host_registered(ptr: *const u8, bytes: usize) -> bool {
+    registry::is_registered(ptr, bytes)
+}
+
 /// Breaks emulated device `ordinal` as a sticky CUDA error (an illegal address) breaks a
 /// context: every later call on it fails with `why`. For tests of the error paths.
 pub fn break_device(ordinal: u32, why: &str) {

@@ -24,6 +24,9 @@ struct Allocation {
 
 struct Registry {
     live: BTreeMap<u64, Allocation>,
+    /// Host ranges page-locked by `register_host` (start, bytes): pinned like `Pinned`
+    /// allocations, but owned by whoever allocated them.
+    registered: BTreeMap<u64, usize>,
     used: [u64; DEVICES as usize],
     /// The most each device has had allocated at once since [`reset_peak`].
     peak: [u64; DEVICES as usize],
@@ -39,6 +42,7 @@ const ALIGN: usize = 256;
 fn registry() -> MutexGuard<'static, Registry> {
     static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
         live: BTreeMap::new(),
+        registered: BTreeMap::new(),
         used: [0; DEVICES as usize],
         peak: [0; DEVICES as usize],
         memory: [DEVICE_MEMORY; DEVICES as usize],
@@ -141,9 +145,53 @@ pub fn check_range(what: &str, addr: u64, bytes: usize, owner: Owner) -> Result<
     }
 }
 
-/// Whether host memory `[ptr, ptr + bytes)` is one pinned allocation.
+/// Whether host memory `[ptr, ptr + bytes)` lies in one pinned allocation or one registered
+/// range.
 pub fn is_pinned(ptr: *const u8, bytes: usize) -> bool {
-    check_range("", ptr as u64, bytes.max(1), Owner::Pinned).is_ok()
+    check_range("", ptr as u64, bytes.max(1), Owner::Pinned).is_ok() || is_registered(ptr, bytes)
+}
+
+/// Whether host memory `[ptr, ptr + bytes)` lies in one range registered by [`register`].
+pub fn is_registered(ptr: *const u8, bytes: usize) -> bool {
+    let (addr, end) = (ptr as u64, ptr as u64 + bytes.max(1) as u64);
+    registry()
+        .registered
+        .range(..=addr)
+        .next_back()
+        .is_some_and(|(&start, &len)| end <= start + len as u64)
+}
+
+/// Registers host range `[ptr, ptr + bytes)` as page-locked; a range overlapping one already
+/// registered or a pinned allocation is an error, as for the driver.
+pub fn register(ptr: *const u8, bytes: usize) -> Result<(), Groth16Error> {
+    let (addr, end) = (ptr as u64, ptr as u64 + bytes as u64);
+    let mut r = registry();
+    let overlaps_registered = r
+        .registered
+        .range(..end)
+        .next_back()
+        .is_some_and(|(&start, &len)| start + len as u64 > addr);
+    let overlaps_pinned = r
+        .live
+        .range(..end)
+        .next_back()
+        .is_some_and(|(&start, a)| a.owner == Owner::Pinned && start + a.bytes as u64 > addr);
+    if bytes == 0 || overlaps_registered || overlaps_pinned {
+        return Err(Groth16Error::Device(format!(
+            "page-locking {bytes} bytes at {addr:#x}: empty or already page-locked \
+             (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)"
+        )));
+    }
+    r.registered.insert(addr, bytes);
+    Ok(())
+}
+
+/// Undoes [`register`] for the range starting at `ptr`; a pointer that starts none is a bug in
+/// the backend, so it panics (in the emulator only).
+pub fn unregister(ptr: *const u8) {
+    if registry().registered.remove(&(ptr as u64)).is_none() {
+        panic!("emulator: unlocking {ptr:?}, which starts no page-locked range");
+    }
 }
 
 /// Device bytes allocated on `device`.
