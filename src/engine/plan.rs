@@ -549,9 +549,11 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
     }
 }
 
-/// Host-to-device rate assumed for streamed parameters: bytes a millisecond (10 GB/s, a copy
-/// from pageable memory over PCIe 4.0 x16; not measured here: the GPU check's `h2d` lines
-/// give a card's own rate).
+/// Host-to-device rate assumed for streamed parameters: bytes a millisecond (10 GB/s, what a
+/// pageable copy gets over PCIe 4.0 x16). Conservative: streamed queries are page-locked once
+/// per parameter set (docs/gpu.md, "Page-locked streamed parameters"), and page-locked copies
+/// run nearer the link's ~25 GB/s; unmeasured on a GPU so far: the GPU check's `gpu/h2d` line
+/// gives a card's own pinned and pageable rates.
 const STREAM_BYTES_PER_MS: f64 = 10e6;
 
 /// Milliseconds to stream `bytes` of parameters at [`STREAM_BYTES_PER_MS`].
