@@ -13,7 +13,8 @@
 # CI runs it too, on a `cuzk` built with the `gpu-emulator` feature instead of `cuda` (`make
 # emu-test`: the same checks over a host emulation of the device, smaller sizes), so the
 # script, the CLI and the checks are known to work before a GPU session spends its minutes.
-# Sizes and time caps: MAX_LG, BENCH_MAX_LG, KERNEL_CHECK_MAX_LG, STREAM_JOBS, STREAM (the 2
+# Sizes and time caps: MAX_LG, BENCH_MAX_LG, KERNEL_CHECK_MAX_LG, PARTITION_LG (the synthetic
+# partition, 27: a 32 GiB PoRep one), PARTITION_RUNS, PARTITION_AS_GIB, PARTITION_TIMEOUT, STREAM_JOBS, STREAM (the 2
 # KiB request the proof stream proves, default porep-v1_1), CHECK_KINDS (the 2 KiB kinds the
 # proof check proves on both backends, comma-separated; default all five), CHECK_TIMEOUT,
 # BENCH_TIMEOUT, KERNEL_CHECK_TIMEOUT, KERNEL_TIMEOUT, STICKY_TIMEOUT, and BUDGET: seconds for
@@ -21,7 +22,7 @@
 # which each capped step is cut short if earlier ones ran long, keeping a minimum for the steps
 # after it.
 #
-# Order: the kernel checks and benchmarks (no parameters needed) start at once while the
+# Order: the kernel checks and benchmarks and the synthetic partition (no parameters needed) start at once while the
 # parameters and test data are generated in the background; then the proof checks, the proof benchmarks
 # (supraseal comparison first), the sticky error. summary.txt is rewritten after every step, so
 # a run cut short still brings back what it saw; nvidia-smi samples utilisation, memory, power
@@ -93,6 +94,11 @@ generator=$!
 background+=($generator)
 step timeout "$(cap "${KERNEL_CHECK_TIMEOUT:-60}" 390)" "$cuzk" gpu check-kernels --max-lg "${KERNEL_CHECK_MAX_LG:-24}"
 step timeout "$(cap "${KERNEL_TIMEOUT:-75}" 330)" "$cuzk" gpu bench --part kernels --max-lg "${BENCH_MAX_LG:-27}"
+# A synthetic partition of 32 GiB PoRep size (2^27, 47 GB of parameters) resident, then with
+# the parameters kept as on a 24 GiB GPU and the rest streamed: no parameters needed, so it
+# also runs while they are generated.
+step timeout "$(cap "${PARTITION_TIMEOUT:-120}" 270)" "$cuzk" gpu bench --part partition \
+  --partition-lg "${PARTITION_LG:-27}" --partition-runs "${PARTITION_RUNS:-2}" --partition-as-gib "${PARTITION_AS_GIB:-24}"
 echo "=== waiting for parameters and test data ($(date -u +%H:%M:%S))" | tee -a "$log"
 if ! wait "$generator"; then
   cat "$gen_log" >>"$log"

@@ -121,9 +121,21 @@ enum GpuCommand {
         #[arg(long)]
         testdata: Option<PathBuf>,
         /// `kernels` (H2D, NTT, MSM: no parameters needed, so it can run while they are
-        /// generated), `proofs` (supraseal comparison, PoRep stream) or `all`.
-        #[arg(long, default_value = "all", value_parser = ["all", "kernels", "proofs"])]
+        /// generated), `partition` (a synthetic 32 GiB PoRep partition, no parameters needed
+        /// either), `proofs` (supraseal comparison, PoRep stream) or `all`.
+        #[arg(long, default_value = "all", value_parser = ["all", "kernels", "partition", "proofs"])]
         part: String,
+        /// The synthetic partition's domain, log2: 27 is a 32 GiB PoRep partition; smaller
+        /// scales every count down alike (lowered further when the host lacks memory).
+        #[arg(long, default_value_t = 27)]
+        partition_lg: u32,
+        /// Timed runs of the synthetic partition (after one untimed warm-up).
+        #[arg(long, default_value_t = 3)]
+        partition_runs: usize,
+        /// Also prove the synthetic partition keeping only the parameters a GPU of this many
+        /// GiB keeps, the rest streamed (0: not).
+        #[arg(long, default_value_t = 24)]
+        partition_as_gib: u64,
     },
 }
 
@@ -455,12 +467,22 @@ fn gpu(command: GpuCommand, params_dir: PathBuf) -> anyhow::Result<()> {
             stream,
             testdata,
             part,
+            partition_lg,
+            partition_runs,
+            partition_as_gib,
         } => {
             use cuzk::gpu::cuda::check;
-            if part != "proofs" {
+            if part == "all" || part == "kernels" {
                 check::bench_kernels(max_lg)?;
             }
-            if part != "kernels" {
+            if part == "all" || part == "partition" {
+                cuzk::gpu::cuda::partition_bench::bench_partition(
+                    partition_lg,
+                    partition_runs,
+                    partition_as_gib,
+                )?;
+            }
+            if part == "all" || part == "proofs" {
                 check::bench_proofs(&testdata_dir(testdata), &params_dir, stream_jobs, &stream)?;
             }
             Ok(())

@@ -236,12 +236,12 @@ impl Srs {
         let a = reader.points("a", G1_BYTES, decode_g1)?;
         let b_g1 = reader.points("b_g1", G1_BYTES, decode_g1)?;
         let b_g2 = reader.points("b_g2", G2_BYTES, decode_g2)?;
-        Ok(Self::assemble(vk, h, l, a, b_g1, b_g2))
+        Ok(Self::from_queries(vk, h, l, a, b_g1, b_g2))
     }
 
     /// Takes parameters built in memory (bellperson's generator or ours).
     pub fn from_parameters(params: &Parameters<Bls12>) -> Self {
-        Self::assemble(
+        Self::from_queries(
             params.vk.clone(),
             params.h.to_vec(),
             params.l.to_vec(),
@@ -251,7 +251,9 @@ impl Srs {
         )
     }
 
-    fn assemble(
+    /// Takes a verifying key and the five queries as they are (synthetic parameters for
+    /// benchmarks at production sizes included; nothing checks them against each other).
+    pub fn from_queries(
         vk: VerifyingKey<Bls12>,
         h: Vec<G1Affine>,
         l: Vec<G1Affine>,

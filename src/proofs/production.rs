@@ -133,6 +133,27 @@ pub const FIGURES: &[CircuitFigures] = &[
     },
 ];
 
+/// How many variables a circuit's A and B queries select: what sizes its parameters' `a`,
+/// `b_g1` and `b_g2` queries (with `inputs` and `aux`, the whole parameter set).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueryDensities {
+    /// Aux variables that occur in some A linear combination.
+    pub a_aux: usize,
+    /// Inputs that occur in some B linear combination.
+    pub b_input: usize,
+    /// Aux variables that occur in some B linear combination.
+    pub b_aux: usize,
+}
+
+/// One 32 GiB PoRep partition's densities (published with its PCE; see
+/// docs/production-figures.md): nearly every aux variable is in A, a quarter in B. The GPU
+/// check's synthetic 32 GiB partition is built to them.
+pub const POREP_32G_DENSITIES: QueryDensities = QueryDensities {
+    a_aux: 129_753_292,
+    b_input: 1,
+    b_aux: 33_112_281,
+};
+
 /// The figures of circuit `name` ("porep-32g"), if the table has them.
 pub fn figures(name: &str) -> Option<&'static CircuitFigures> {
     FIGURES.iter().find(|f| f.name == name)
@@ -160,5 +181,20 @@ mod tests {
                 f.name
             );
         }
+    }
+
+    #[test]
+    fn porep_32g_densities_give_its_parameter_bytes() {
+        let porep = figures("porep-32g").unwrap();
+        let d = POREP_32G_DENSITIES;
+        let (inputs, aux) = (porep.shape.inputs, porep.shape.aux);
+        let b = (d.b_input + d.b_aux) as u64;
+        let g1_points = (porep.shape.domain() - 1 + aux + inputs + d.a_aux) as u64 + b;
+        // The verifying key's ic (one G1 point per input) beside the five queries.
+        assert_eq!(
+            96 * g1_points + 192 * b + 96 * inputs as u64,
+            porep.srs_bytes
+        );
+        assert!(d.a_aux <= aux && d.b_aux <= aux && d.b_input <= inputs);
     }
 }

@@ -415,7 +415,8 @@ pub fn check_sticky(testdata_dir: &std::path::Path, params_dir: &std::path::Path
     Ok(ok && counted)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of `v` (the upper one of an even count).
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }

@@ -11,6 +11,7 @@ pub mod backend;
 pub mod buffers;
 pub mod check;
 pub mod kernel_check;
+pub mod partition_bench;
 pub mod replay;
 pub mod resident;
 #[cfg(feature = "supraseal")]
