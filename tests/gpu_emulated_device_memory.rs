@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use bellperson::groth16::create_proof;
 use blstrs::{Bls12, Scalar};
-use cuzk::gpu::cuda::resident::ResidentSrs;
+use cuzk::gpu::cuda::buffers::DeviceMem;
+use cuzk::gpu::cuda::resident::{kept_prefixes, ResidentSrs};
 use cuzk::gpu::cuda::GpuBackend;
 use cuzk::gpu::emulator;
 use cuzk::gpu::footprint::{
@@ -176,53 +177,68 @@ fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_be
         );
     }
 
-    // The streamed queries are page-locked (their copies are DMA) while the parameters live,
-    // and unlocked before their memory is freed.
+    // What is streamed of each query (all of it, the points after its resident leading ones,
+    // or none) is page-locked (its copies are DMA) while the parameters live, and unlocked
+    // before their memory is freed.
     let resident = gpu.resident(&srs, 0).unwrap();
-    let queries: [(&str, bool, *const u8, usize); 5] = [
+    let kept = |mem: Option<&DeviceMem>| mem.map_or(0, |m| m.bytes());
+    let queries: [(&str, usize, *const u8, usize); 5] = [
         (
             "h",
-            resident.h.is_some(),
+            kept(resident.h.as_ref()),
             srs.h.as_ptr().cast(),
             size_of_val(&srs.h[..]),
         ),
         (
             "l",
-            resident.l.is_some(),
+            kept(resident.l.as_ref()),
             srs.l.as_ptr().cast(),
             size_of_val(&srs.l[..]),
         ),
         (
             "a",
-            resident.a.is_some(),
+            kept(resident.a.as_ref()),
             srs.a.as_ptr().cast(),
             size_of_val(&srs.a[..]),
         ),
         (
             "b_g1",
-            resident.b_g1.is_some(),
+            kept(resident.b_g1.as_ref()),
             srs.b_g1.as_ptr().cast(),
             size_of_val(&srs.b_g1[..]),
         ),
         (
             "b_g2",
-            resident.b_g2.is_some(),
+            kept(resident.b_g2.as_ref()),
             srs.b_g2.as_ptr().cast(),
             size_of_val(&srs.b_g2[..]),
         ),
     ];
-    let streamed: Vec<_> = queries.iter().filter(|q| !q.1).collect();
+    assert!(
+        queries.iter().any(|q| q.1 > 0 && q.1 < q.3),
+        "no query is resident in part: the room left after the whole ones holds nothing"
+    );
+    // (name, first streamed byte, streamed bytes)
+    let streamed: Vec<(&str, *const u8, usize)> = queries
+        .iter()
+        .filter(|q| q.1 < q.3)
+        .map(|q| (q.0, q.2.wrapping_add(q.1), q.3 - q.1))
+        .collect();
     assert!(!streamed.is_empty());
-    for (name, _, ptr, bytes) in &streamed {
+    assert_eq!(
+        streamed.iter().map(|q| q.2 as u64).sum::<u64>(),
+        resident.streamed_bytes()
+    );
+    for (name, ptr, bytes) in &streamed {
         assert!(
             emulator::is_host_registered(*ptr, *bytes),
-            "the streamed {name} query is not page-locked"
+            "the streamed part of the {name} query is not page-locked"
         );
     }
     assert_eq!(resident.locked_streamed_bytes(), resident.streamed_bytes());
     drop(resident);
     drop(srs);
-    for (name, _, ptr, bytes) in &streamed {
+    for (name, ptr, bytes) in &streamed {
         assert!(
             !emulator::is_host_registered(*ptr, *bytes),
             "the {name} query's memory is still page-locked after its parameters were dropped"
@@ -310,4 +326,18 @@ fn a_partition_allocates_no_more_device_memory_than_the_admission_counts_for_it(
             drop(gpu);
         }
     }
+}
+
+#[test]
+fn parameters_fill_the_room_whole_queries_first_then_the_leading_points_of_another() {
+    // h, l, a, b_g1 (96-byte points) and b_g2 (192-byte points).
+    let lengths = [10 * 96, 5 * 96, 3 * 96, 2 * 96, 2 * 192];
+    assert_eq!(kept_prefixes(lengths, 30 * 96), lengths, "all fit");
+    // h whole, then b_g1 whole in what is left; nothing left for a prefix.
+    assert_eq!(kept_prefixes(lengths, 12 * 96), [960, 0, 0, 192, 0]);
+    // h whole; 140 bytes left: one point of l (the largest that did not fit).
+    assert_eq!(kept_prefixes(lengths, 1100), [960, 96, 0, 0, 0]);
+    // Smaller than every query: the leading points of the largest.
+    assert_eq!(kept_prefixes(lengths, 150), [96, 0, 0, 0, 0]);
+    assert_eq!(kept_prefixes(lengths, 0), [0; 5]);
 }

@@ -589,8 +589,10 @@ impl GpuBackend {
         self.msm_maybe_split(d_points, d_scalars, n)
     }
 
-    /// Σ scalars[i]·points[i] over the first `n` points of one SRS query: against its
-    /// resident copy, or streamed from `host` (the query's bytes) when it is not resident.
+    /// Σ scalars[i]·points[i] over the first `n` points of one SRS query: over the points
+    /// of its resident copy (all, or its leading ones), and over the rest streamed from
+    /// `host` (the query's bytes). `Split::Shared` maps cover all `n` scalars, so they are
+    /// only for a query resident whole.
     fn query_msm<P: DeviceGroup>(
         &self,
         resident: Option<&DeviceMem>,
@@ -599,12 +601,27 @@ impl GpuBackend {
         n: usize,
         split: Split<'_>,
     ) -> Result<P> {
-        match (resident, split) {
-            (Some(points), Split::Never) => P::msm(self.ordinal(), points.at(0), d_scalars, n),
-            (Some(points), Split::Own) => self.msm_maybe_split(points.at(0), d_scalars, n),
-            (Some(points), Split::Shared(maps)) => self.msm(points.at(0), d_scalars, n, maps),
-            (None, split) => self.streamed_msm(host, d_scalars, n, !matches!(split, Split::Never)),
+        let point = P::CURVE.point_bytes();
+        let kept = resident.map_or(0, |m| m.bytes() / point).min(n);
+        let mut sum = match (resident, split) {
+            _ if kept == 0 => P::identity(),
+            (Some(points), Split::Never) => P::msm(self.ordinal(), points.at(0), d_scalars, kept)?,
+            (Some(points), Split::Own) => self.msm_maybe_split(points.at(0), d_scalars, kept)?,
+            (Some(points), Split::Shared(maps)) if kept == n => {
+                self.msm(points.at(0), d_scalars, n, maps)?
+            }
+            (Some(points), Split::Shared(_)) => {
+                self.msm_maybe_split(points.at(0), d_scalars, kept)?
+            }
+            (None, _) => P::identity(),
+        };
+        if kept < n {
+            let tail = host.get(kept * point..).unwrap_or_default();
+            let scalars = d_scalars + (kept * SCALAR) as u64;
+            let split = !matches!(split, Split::Never);
+            sum += self.streamed_msm::<P>(tail, scalars, n - kept, split)?;
         }
+        Ok(sum)
     }
 
     /// Σ scalars[i]·points[i] over `n` device scalars and the first `n` points of `host`,
@@ -1036,8 +1053,12 @@ impl GpuBackend {
                 )
             })?;
             // b_g1 and b_g2 share their scalars, so they share one classification (when both
-            // are resident; a streamed query classifies each chunk).
-            let shared = r.b_g1.is_some() && r.b_g2.is_some();
+            // are resident whole; a streamed query or part classifies each chunk).
+            let whole = |mem: Option<&DeviceMem>, point: usize| {
+                mem.is_some_and(|m| m.bytes() >= p.b_len * point)
+            };
+            let shared = whole(r.b_g1.as_ref(), Curve::G1.point_bytes())
+                && whole(r.b_g2.as_ref(), Curve::G2.point_bytes());
             let b_maps = if shared {
                 self.split_maps(p.b_scalars, p.b_len)?
             } else {

@@ -41,18 +41,19 @@ pub fn prefix_counts(words: &[u64]) -> (Vec<u32>, usize) {
 }
 
 /// The SRS queries the prover multiplies against, copied to the device once: all five when
-/// they fit beside a partition, else the largest that do, and the rest are streamed from the
-/// host's copy in chunks at each MSM (see `GpuBackend`'s streamed MSMs), page-locked for it.
+/// they fit beside a partition, else the largest that do and the leading points of another
+/// (see [`kept_prefixes`]); the rest is streamed from the host's copy in chunks at each MSM
+/// (see `GpuBackend`'s streamed MSMs), page-locked for it.
 pub struct ResidentSrs {
-    /// H query (G1), when resident.
+    /// H query (G1), or its leading points, when any is resident.
     pub h: Option<DeviceMem>,
-    /// L query (G1), when resident.
+    /// L query (G1), or its leading points, when any is resident.
     pub l: Option<DeviceMem>,
-    /// A query (G1), when resident.
+    /// A query (G1), or its leading points, when any is resident.
     pub a: Option<DeviceMem>,
-    /// B query in G1, when resident.
+    /// B query in G1, or its leading points, when any is resident.
     pub b_g1: Option<DeviceMem>,
-    /// B query in G2, when resident.
+    /// B query in G2, or its leading points, when any is resident.
     pub b_g2: Option<DeviceMem>,
     /// The density maps of the circuit last proved with these parameters (see
     /// [`ResidentDensities`]).
@@ -108,6 +109,30 @@ fn lock_streamed_query(ctx: &Arc<DeviceContext>, srs: &Srs, query: &[u8]) -> boo
             false
         }
     }
+}
+
+/// Bytes of each of the five queries (h, l, a, b_g1, b_g2, of `lengths` bytes) kept resident
+/// in `allowance`: whole queries, largest first, while they fit; then, in the room left, the
+/// leading points of the largest one that did not fit (its MSM runs over them on the device
+/// and streams the rest). Every byte of room holds parameters, so a GPU whose room is smaller
+/// than every query (24 GiB at 32 GiB PoRep) still keeps some, and the bytes streamed are the
+/// parameters less the room, as `cuzk plan` counts them.
+pub fn kept_prefixes(lengths: [u64; 5], allowance: u64) -> [u64; 5] {
+    const POINT_BYTES: [u64; 5] = [96, 96, 96, 96, 192];
+    let mut keep = [0u64; 5];
+    let mut order: Vec<usize> = (0..5).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(lengths[i]));
+    let mut left = allowance;
+    for &i in &order {
+        if lengths[i] <= left {
+            keep[i] = lengths[i];
+            left -= lengths[i];
+        }
+    }
+    if let Some(&i) = order.iter().find(|&&i| keep[i] < lengths[i]) {
+        keep[i] = left / POINT_BYTES[i] * POINT_BYTES[i];
+    }
+    keep
 }
 
 /// A circuit's three density maps on the device: for A's aux variables, B's inputs and B's
@@ -178,9 +203,10 @@ impl ResidentSrs {
             + std::mem::size_of_val(&srs.b_g2[..])) as u64
     }
 
-    /// Uploads the queries that fit in `allowance` bytes on `stream` and waits for the copies:
-    /// all five when they fit, else the largest first while they do (so the fewest bytes are
-    /// streamed per partition).
+    /// Uploads what fits of the queries in `allowance` bytes on `stream` and waits for the
+    /// copies: all five when they fit, else whole queries largest first while they fit, then
+    /// the leading points of the next one in the room left (see [`kept_prefixes`]); the rest
+    /// of each query is streamed at each MSM, page-locked here.
     pub fn upload(
         ctx: &Arc<DeviceContext>,
         srs: &Srs,
@@ -194,33 +220,22 @@ impl ResidentSrs {
             as_bytes(&srs.b_g1),
             as_bytes(&srs.b_g2),
         ];
-        let mut keep = [false; 5];
-        let mut order: Vec<usize> = (0..5).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(queries[i].len()));
-        let mut left = allowance;
-        for i in order {
-            let bytes = queries[i].len() as u64;
-            if bytes <= left {
-                keep[i] = true;
-                left -= bytes;
-            }
-        }
+        let keep = kept_prefixes(queries.map(|q| q.len() as u64), allowance);
         let put = |i: usize| -> Result<Option<DeviceMem>, Groth16Error> {
-            if !keep[i] {
+            if keep[i] == 0 {
                 return Ok(None);
             }
-            let mem = DeviceMem::alloc(ctx, queries[i].len())?;
-            h2d_blocking(mem.at(0), queries[i], stream)?;
+            let prefix = &queries[i][..keep[i] as usize];
+            let mem = DeviceMem::alloc(ctx, prefix.len())?;
+            h2d_blocking(mem.at(0), prefix, stream)?;
             Ok(Some(mem))
         };
-        let kept: u64 = (0..5)
-            .filter(|&i| keep[i])
-            .map(|i| queries[i].len() as u64)
-            .sum();
+        let kept: u64 = keep.iter().sum();
         let t = std::time::Instant::now();
         let locked: u64 = (0..5)
-            .filter(|&i| !keep[i] && lock_streamed_query(ctx, srs, queries[i]))
-            .map(|i| queries[i].len() as u64)
+            .map(|i| &queries[i][keep[i] as usize..])
+            .filter(|tail| lock_streamed_query(ctx, srs, tail))
+            .map(|tail| tail.len() as u64)
             .sum();
         if locked > 0 {
             log::debug!(
