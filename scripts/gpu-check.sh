@@ -97,7 +97,7 @@ step timeout "$(cap "${KERNEL_TIMEOUT:-75}" 330)" "$cuzk" gpu bench --part kerne
 # A synthetic partition of 32 GiB PoRep size (2^27, 47 GB of parameters) resident, then with
 # the parameters kept as on a 24 GiB GPU and the rest streamed: no parameters needed, so it
 # also runs while they are generated.
-step timeout "$(cap "${PARTITION_TIMEOUT:-100}" 270)" "$cuzk" gpu bench --part partition \
+step timeout "$(cap "${PARTITION_TIMEOUT:-150}" 270)" "$cuzk" gpu bench --part partition \
   --partition-lg "${PARTITION_LG:-27}" --partition-runs "${PARTITION_RUNS:-1}" --partition-as-gib "${PARTITION_AS_GIB:-24}"
 echo "=== waiting for parameters and test data ($(date -u +%H:%M:%S))" | tee -a "$log"
 if ! wait "$generator"; then
