@@ -341,3 +341,40 @@ fn parameters_fill_the_room_whole_queries_first_then_the_leading_points_of_anoth
     assert_eq!(kept_prefixes(lengths, 150), [96, 0, 0, 0, 0]);
     assert_eq!(kept_prefixes(lengths, 0), [0; 5]);
 }
+
+#[test]
+fn parameters_kept_in_part_by_two_backends_are_page_locked_for_both() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let circuit = RandomCircuit::new(Shape::Mixed, (1 << 10) - 16, 3);
+    let params =
+        paramgen::generate(circuit, &mut ChaCha20Rng::seed_from_u64(12), &|_, _| {}).unwrap();
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let whole = ResidentSrs::bytes_for(&srs);
+    let chunk = 64;
+    // Two backends (two devices, or one device's set uploaded again after it was dropped for
+    // room) keeping different leading parts of the parameters: each must find what it streams
+    // page-locked, however the other locked it.
+    let (mut kept, mut gpus) = (Vec::new(), Vec::new());
+    for (device, share) in [(0u32, 3u64), (1, 2)] {
+        let gpu = GpuBackend::open(device, false).unwrap();
+        gpu.set_stream_chunk(chunk);
+        gpu.set_parameter_limit(whole * share / 5 + stream_window_bytes(chunk));
+        let resident = {
+            let _current = gpu.enter().unwrap();
+            gpu.resident(&srs, 0).unwrap()
+        };
+        assert!(
+            resident.streamed_bytes() > 0,
+            "device {device} streams nothing"
+        );
+        assert_eq!(
+            resident.locked_streamed_bytes(),
+            resident.streamed_bytes(),
+            "device {device}: what it streams is not all page-locked"
+        );
+        kept.push(resident.device_bytes());
+        gpus.push((gpu, resident));
+    }
+    assert_ne!(kept[0], kept[1], "the two backends kept the same part");
+    drop(gpus);
+}

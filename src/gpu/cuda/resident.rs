@@ -81,8 +81,8 @@ impl Drop for HostLock {
     }
 }
 
-/// Page-locks `query`, one of `srs`'s queries, unless it is already (by another device: the
-/// lock is portable); returns whether it is locked. A failure is logged and the query is
+/// Page-locks `query`, one of `srs`'s queries (all of it), unless it is already (by another
+/// device or an earlier upload: the lock is portable); returns whether it is locked. A failure is logged and the query is
 /// streamed from pageable memory.
 fn lock_streamed_query(ctx: &Arc<DeviceContext>, srs: &Srs, query: &[u8]) -> bool {
     if query.is_empty() {
@@ -232,10 +232,14 @@ impl ResidentSrs {
         };
         let kept: u64 = keep.iter().sum();
         let t = std::time::Instant::now();
+        // A query that streams at all is locked whole, keyed by its start: another upload of
+        // these parameters that keeps another part of it (another device, or this one after
+        // the set was dropped for room) then finds it locked instead of failing to lock a
+        // range that overlaps this one.
         let locked: u64 = (0..5)
-            .map(|i| &queries[i][keep[i] as usize..])
-            .filter(|tail| lock_streamed_query(ctx, srs, tail))
-            .map(|tail| tail.len() as u64)
+            .filter(|&i| keep[i] < queries[i].len() as u64)
+            .filter(|&i| lock_streamed_query(ctx, srs, queries[i]))
+            .map(|i| queries[i].len() as u64 - keep[i])
             .sum();
         if locked > 0 {
             log::debug!(
