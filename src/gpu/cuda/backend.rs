@@ -603,17 +603,15 @@ impl GpuBackend {
     ) -> Result<P> {
         let point = P::CURVE.point_bytes();
         let kept = resident.map_or(0, |m| m.bytes() / point).min(n);
-        let mut sum = match (resident, split) {
-            _ if kept == 0 => P::identity(),
-            (Some(points), Split::Never) => P::msm(self.ordinal(), points.at(0), d_scalars, kept)?,
-            (Some(points), Split::Own) => self.msm_maybe_split(points.at(0), d_scalars, kept)?,
-            (Some(points), Split::Shared(maps)) if kept == n => {
-                self.msm(points.at(0), d_scalars, n, maps)?
-            }
-            (Some(points), Split::Shared(_)) => {
-                self.msm_maybe_split(points.at(0), d_scalars, kept)?
-            }
-            (None, _) => P::identity(),
+        let mut sum = match resident.filter(|_| kept > 0) {
+            None => P::identity(),
+            Some(points) => match split {
+                Split::Never => P::msm(self.ordinal(), points.at(0), d_scalars, kept)?,
+                Split::Shared(maps) if kept == n => self.msm(points.at(0), d_scalars, n, maps)?,
+                Split::Own | Split::Shared(_) => {
+                    self.msm_maybe_split(points.at(0), d_scalars, kept)?
+                }
+            },
         };
         if kept < n {
             let tail = host.get(kept * point..).unwrap_or_default();
