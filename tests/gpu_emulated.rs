@@ -13,12 +13,13 @@ use std::sync::Arc;
 use bellperson::groth16::create_proof;
 use blstrs::Bls12;
 use cuzk::engine::{Config, Engine, Workload};
-use cuzk::gpu::cuda::GpuBackend;
+use cuzk::gpu::cuda::{GpuBackend, GpuPending, InjectAt};
 use cuzk::gpu::emulator;
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{
-    synthesize, verify, BufferSet, CpuBackend, Density, Proof, ProverBackend, Randomness, Srs,
+    synthesize, verify, BufferSet, CircuitShape, CpuBackend, Density, HostMemory, Proof,
+    ProverBackend, Randomness, Srs,
 };
 use cuzk::proofs::workload::FilecoinWorkload;
 use rand::SeedableRng;
@@ -326,6 +327,139 @@ fn a_device_broken_by_a_sticky_error_fails_its_partitions_and_the_engine_keeps_s
         assert!(w.request().verify(&proof).unwrap());
     }
     assert!(with_fallback.failures_in_a_row() >= 2);
+    engine.close();
+}
+
+/// A memory budget for the fallback test: grants while `limit` allows, counts what is out.
+struct CountingBudget {
+    limit: u64,
+    taken: std::sync::atomic::AtomicU64,
+}
+
+impl HostMemory for CountingBudget {
+    fn try_take(&self, bytes: u64) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.taken
+            .fetch_update(SeqCst, SeqCst, |t| {
+                (t + bytes <= self.limit).then_some(t + bytes)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, bytes: u64) {
+        self.taken
+            .fetch_sub(bytes, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_gpu_partition_is_charged_the_gpus_host_memory_and_a_cpu_fallback_takes_the_rest_from_the_budget(
+) {
+    use std::sync::atomic::Ordering::SeqCst;
+    let _ = env_logger::builder().is_test(true).try_init();
+    let c = case(Shape::Mixed, 11, 81);
+    let gpu = GpuBackend::open(0, true).unwrap();
+    let assignment = || synthesize(c.circuit.clone(), BufferSet::default()).unwrap();
+    let probe = assignment();
+    let shape = CircuitShape {
+        constraints: probe.num_constraints(),
+        inputs: probe.inputs.len(),
+        aux: probe.aux.len(),
+    };
+    // The engine charges a device partition the GPU path's host figure, far below the CPU
+    // prover's; a domain the device does not take (below 2^10) is charged the CPU's.
+    assert_eq!(gpu.transient_bytes(&shape), shape.gpu_transient_bytes());
+    assert!(shape.gpu_transient_bytes() < shape.cpu_transient_bytes());
+    let tiny = CircuitShape {
+        constraints: 300,
+        ..shape
+    };
+    assert_eq!(gpu.transient_bytes(&tiny), tiny.cpu_transient_bytes());
+    let extra = shape.cpu_transient_bytes() - shape.gpu_transient_bytes();
+
+    // A budget without room: the fallback is refused and the partition fails with the
+    // device's error and why, instead of running over the budget.
+    let full = Arc::new(CountingBudget {
+        limit: extra - 1,
+        taken: Default::default(),
+    });
+    gpu.set_host_memory(Arc::clone(&full) as Arc<dyn HostMemory>);
+    gpu.inject_kernel_failure(InjectAt::Start);
+    let err = gpu.prove(assignment(), &c.srs, c.randomness).unwrap_err();
+    assert!(
+        err.to_string().contains("CPU fallback needs"),
+        "refused fallback: {err}"
+    );
+    assert_eq!(full.taken.load(SeqCst), 0);
+
+    // With room, the CPU takes over holding exactly the difference until the partition is
+    // finished, and gives it back then; the proof is bellperson's.
+    let roomy = Arc::new(CountingBudget {
+        limit: extra,
+        taken: Default::default(),
+    });
+    gpu.set_host_memory(Arc::clone(&roomy) as Arc<dyn HostMemory>);
+    gpu.inject_kernel_failure(InjectAt::Start);
+    let started = gpu.prove_start(assignment(), &c.srs, c.randomness).unwrap();
+    assert!(matches!(started.pending, GpuPending::Cpu(_, Some(_))));
+    assert_eq!(roomy.taken.load(SeqCst), extra);
+    let proof = gpu.prove_finish(started.pending).unwrap();
+    assert_eq!(roomy.taken.load(SeqCst), 0);
+    c.assert_matches(&proof, "after a CPU fallback");
+
+    // A partition the device proves takes nothing from the budget.
+    let started = gpu.prove_start(assignment(), &c.srs, c.randomness).unwrap();
+    assert!(matches!(started.pending, GpuPending::Device(_)));
+    assert_eq!(roomy.taken.load(SeqCst), 0);
+    c.assert_matches(&gpu.prove_finish(started.pending).unwrap(), "on the device");
+}
+
+#[test]
+fn an_engine_charges_a_cpu_fallback_to_its_budget_while_it_runs_and_gets_it_back() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let fx = common::fixture();
+    let gpu = Arc::new(GpuBackend::open(0, true).unwrap());
+    let config = Config {
+        synthesis_workers: 1,
+        pool_buffers: 2,
+        cpu_fallback: true,
+        ..Config::default()
+    };
+    let engine = Engine::open(
+        config,
+        Arc::clone(&gpu) as Arc<dyn cuzk::engine::ErasedBackend>,
+    )
+    .unwrap();
+    let prove = || {
+        let w = FilecoinWorkload::new(
+            fx.data.window_request().unwrap(),
+            fx.srs.dir(),
+            fx.srs.pce_enabled(),
+        );
+        let proof = engine.prove(Arc::clone(&w) as Arc<dyn Workload>).unwrap();
+        assert!(w.request().verify(&proof).unwrap());
+    };
+    // Two jobs on the device: parameters and PCE resident, the budget settled.
+    prove();
+    prove();
+    let settled = engine.status();
+    assert_eq!(gpu.failures_in_a_row(), 0);
+    // The device fails in prove_start: the CPU proves the partition, its transients charged
+    // to the budget while it runs (a new high-water mark) and released after.
+    gpu.inject_kernel_failure(InjectAt::Start);
+    prove();
+    assert_eq!(gpu.failures_in_a_row(), 1, "the partition went to the CPU");
+    let after = engine.status();
+    assert_eq!(
+        after.budget_used, settled.budget_used,
+        "the fallback's grant is back"
+    );
+    assert!(
+        after.budget_high_water > settled.budget_high_water,
+        "the fallback was charged: high water {} then {}",
+        settled.budget_high_water,
+        after.budget_high_water
+    );
     engine.close();
 }
 

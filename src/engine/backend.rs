@@ -4,7 +4,8 @@ use std::any::Any;
 use std::sync::Arc;
 
 use crate::groth16::{
-    Assignment, BufferSet, CircuitShape, Groth16Error, Proof, ProverBackend, Randomness, Srs,
+    Assignment, BufferSet, CircuitShape, Groth16Error, HostMemory, Proof, ProverBackend,
+    Randomness, Srs,
 };
 
 /// Pending work of an erased backend.
@@ -38,6 +39,8 @@ pub trait ErasedBackend: Send + Sync {
     fn lanes(&self) -> usize;
     /// The lane that must finish `pending` (0 for pending work of another backend).
     fn lane(&self, pending: &ErasedPending) -> usize;
+    /// Hands the engine's budget to the backend; see [`ProverBackend::set_host_memory`].
+    fn set_host_memory(&self, memory: Arc<dyn HostMemory>);
 }
 
 impl<B> ErasedBackend for B
@@ -72,6 +75,10 @@ where
 
     fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
         ProverBackend::transient_bytes(self, shape)
+    }
+
+    fn set_host_memory(&self, memory: Arc<dyn HostMemory>) {
+        ProverBackend::set_host_memory(self, memory)
     }
 
     fn device_busy_ms(&self) -> Vec<(String, f64)> {

@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod budget;
 pub mod config;
+mod host_memory;
 pub mod plan;
 pub mod schedule;
 pub mod state;
@@ -318,6 +319,9 @@ impl Engine {
             config: config.clone(),
             opened: Instant::now(),
         });
+        inner
+            .backend
+            .set_host_memory(Arc::new(host_memory::EngineBudget(Arc::downgrade(&inner))));
         let engine = Self {
             inner: Arc::clone(&inner),
             threads: Mutex::new(Vec::new()),

@@ -203,6 +203,11 @@ pub struct Plan {
     pub prover_workers: usize,
     /// What is held back for CRITICAL work, if the mix has any.
     pub critical: Option<CriticalReserve>,
+    /// On a GPU node: budget left free so one partition can fall back to the CPU after a
+    /// device failure (the CPU prover's transients less the GPU's, for the largest circuit).
+    /// The engine charges GPU partitions the GPU's own small host transients and takes the
+    /// rest only for a fallback, which it refuses when the budget has no room.
+    pub gpu_fallback_bytes: u64,
     /// Per circuit.
     pub items: Vec<ItemFootprint>,
     /// Parameter residency.
@@ -283,7 +288,22 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
     let resident = |i: &PlanItem| i.srs_bytes + i.pce_bytes;
     let crit_srs: u64 = crit.map(resident).sum();
     // What lower classes leave alone (the engine's `critical_headroom`).
-    let held = if has_critical { headroom } else { 0 };
+    let critical_held = if has_critical { headroom } else { 0 };
+    // On a GPU node, room for one partition's CPU fallback.
+    let gpu_fallback_bytes = if node.gpu_bytes.is_empty() {
+        0
+    } else {
+        items
+            .iter()
+            .map(|i| {
+                i.shape
+                    .cpu_transient_bytes()
+                    .saturating_sub(transient(&i.shape))
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let held = critical_held + gpu_fallback_bytes;
 
     // 2. Memory for the pool and partitions beside the working set of parameters.
     let charge_big = lower.iter().map(|i| charge(i)).max().unwrap_or(0).max(1);
@@ -328,7 +348,11 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
         .iter()
         .map(|i| {
             let critical = i.class == Priority::Critical;
-            let held = if critical { 0 } else { held + crit_srs };
+            let held = if critical {
+                0
+            } else {
+                critical_held + crit_srs
+            };
             let need_bytes = resident(i) + charge(i) + pool_bytes + held;
             ItemFootprint {
                 name: i.name.clone(),
@@ -527,6 +551,7 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
         pool_bytes,
         synthesis_workers,
         prover_workers,
+        gpu_fallback_bytes,
         critical: has_critical.then(|| CriticalReserve {
             headroom_bytes: headroom,
             buffers: critical_buffers(true, pool_buffers),
@@ -756,6 +781,21 @@ impl Plan {
                 c.buffers,
                 gib(c.headroom_bytes),
                 gib(c.resident_bytes)
+            );
+        }
+        if self.gpu_fallback_bytes > 0 {
+            let _ = writeln!(
+                o,
+                "GPU fallback reserve: {} left free, so one partition can go to the CPU after a \
+                 device failure (GPU partitions are charged {} of host transients, not the \
+                 CPU prover's)",
+                gib(self.gpu_fallback_bytes),
+                gib(self
+                    .items
+                    .iter()
+                    .map(|i| i.partition_bytes)
+                    .max()
+                    .unwrap_or(0))
             );
         }
         let r = &self.resident;

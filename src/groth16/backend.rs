@@ -31,6 +31,44 @@ impl Randomness {
     }
 }
 
+/// Host memory granted by whoever keeps the memory budget (the engine), for what a backend
+/// needs beyond the transients it was charged for up front: a GPU backend is charged its own
+/// small host figure per partition, and takes the CPU prover's transients only for a
+/// partition it hands to the CPU after a device failure.
+pub trait HostMemory: Send + Sync {
+    /// Takes `bytes` from the budget now if they fit, else returns false. Never waits.
+    fn try_take(&self, bytes: u64) -> bool;
+    /// Gives back `bytes` taken earlier. Callers never hold the budget's lock.
+    fn give_back(&self, bytes: u64);
+}
+
+/// Bytes taken from a [`HostMemory`], given back when this is dropped.
+pub struct HostGrant {
+    memory: Arc<dyn HostMemory>,
+    bytes: u64,
+}
+
+impl HostGrant {
+    /// Takes `bytes` from `memory`, or None when they do not fit its budget.
+    pub fn take(memory: &Arc<dyn HostMemory>, bytes: u64) -> Option<Self> {
+        memory.try_take(bytes).then(|| Self {
+            memory: Arc::clone(memory),
+            bytes,
+        })
+    }
+
+    /// The bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for HostGrant {
+    fn drop(&mut self) {
+        self.memory.give_back(self.bytes);
+    }
+}
+
 /// What `prove_start` returns: the pending work, and the buffer set it no longer needs.
 pub struct Started<P> {
     /// The proof in progress; pass it to `prove_finish`.
@@ -69,11 +107,18 @@ pub trait ProverBackend: Send + Sync {
     }
 
     /// Host bytes this backend allocates for one partition of `shape` between the start of
-    /// `prove_start` and the end of `prove_finish`, beyond the assignment and the buffer set: what the engine's budget charges for proving it. The default is the CPU
-    /// prover's figure, which also covers a GPU backend falling back to the CPU.
+    /// `prove_start` and the end of `prove_finish`, beyond the assignment and the buffer set:
+    /// what the engine's budget charges for proving it. The default is the CPU prover's
+    /// figure. A backend that sometimes needs more (a GPU falling back to the CPU) takes the
+    /// rest from [`HostMemory`] when it needs it.
     fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
         shape.cpu_transient_bytes()
     }
+
+    /// Where this backend takes host memory beyond [`ProverBackend::transient_bytes`]: the
+    /// engine that drives it (the latest to open over it) hands over its budget here. Backends
+    /// that never need more ignore it.
+    fn set_host_memory(&self, _memory: Arc<dyn HostMemory>) {}
 
     /// Whether a buffer set in pinned memory (from [`ProverBackend::alloc_buffers`]) make this backend
     /// faster, so the engine replaces pool buffers that grew on the heap. False for the CPU.

@@ -20,7 +20,7 @@ pub mod synthesis;
 pub mod test_circuits;
 
 pub use assignment::{AbcBuffers, Assignment, BufferSet};
-pub use backend::{ProverBackend, Randomness, Started};
+pub use backend::{HostGrant, HostMemory, ProverBackend, Randomness, Started};
 pub use buffer::{HostBlock, ScalarBuf};
 pub use cpu::CpuBackend;
 pub use density::Density;

@@ -53,6 +53,17 @@ impl CircuitShape {
         let finish = 2 * (aux + inputs);
         SCALAR_BYTES * (aux + start.max(finish))
     }
+
+    /// Host memory the GPU prover allocates for one partition beyond the assignment and its
+    /// buffer set: a/b/c, aux and the inputs go to the device, and what stays on the host are
+    /// bitmaps read back or uploaded beside them (a word and a 4-byte prefix count per 64
+    /// scalars: the three density maps' prefixes, one MSM's bit split at a time), bounded here
+    /// by half a byte a variable or domain point, plus the inputs staged for upload and 64 KiB
+    /// for the small rest. At 32 GiB PoRep that is 64 MiB, against the CPU prover's 11.7 GiB.
+    pub fn gpu_transient_bytes(&self) -> u64 {
+        let n = (self.domain() as u64).max(self.aux as u64 + self.inputs as u64);
+        n / 2 + SCALAR_BYTES * self.inputs as u64 + (64 << 10)
+    }
 }
 
 #[cfg(test)]
@@ -75,6 +86,11 @@ mod tests {
         assert!((0.03..0.06).contains(&gib(shape.assignment_bytes())));
         // Canonical aux (4 GiB) beside twiddles and h (6 GiB) or the gathered A and B (8 GiB).
         assert!((11.5..12.5).contains(&gib(shape.cpu_transient_bytes())));
+        // On a GPU only bitmaps and the inputs stay on the host: 64 MiB.
+        assert_eq!(
+            shape.gpu_transient_bytes(),
+            134_000_329 / 2 + 329 * 32 + (64 << 10)
+        );
     }
 
     #[test]

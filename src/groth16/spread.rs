@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::{
-    Assignment, BufferSet, Groth16Error, Proof, ProverBackend, Randomness, Result, Srs, Started,
+    Assignment, BufferSet, CircuitShape, Groth16Error, HostMemory, Proof, ProverBackend,
+    Randomness, Result, Srs, Started,
 };
 
 /// A backend that spreads partitions over `members`.
@@ -177,6 +178,21 @@ impl<B: ProverBackend> ProverBackend for Spread<B> {
 
     fn lanes(&self) -> usize {
         self.members.len()
+    }
+
+    /// The most any member allocates: a partition may go to any of them.
+    fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
+        self.members
+            .iter()
+            .map(|m| m.transient_bytes(shape))
+            .max()
+            .unwrap_or_else(|| shape.cpu_transient_bytes())
+    }
+
+    fn set_host_memory(&self, memory: Arc<dyn HostMemory>) {
+        for member in &self.members {
+            member.set_host_memory(Arc::clone(&memory));
+        }
     }
 
     fn prefers_pinned(&self) -> bool {

@@ -38,8 +38,10 @@ pub fn plan_item(name: &str, gpu: bool) -> Result<PlanItem, String> {
 }
 
 /// Plans the circuits `mix` (names; duplicates count once) on `node`: GPU times when the node
-/// has a GPU, CPU times otherwise; the transient charge is the CPU prover's
-/// ([`CircuitShape::cpu_transient_bytes`]), which is what the engine's default backends charge.
+/// has a GPU, CPU times otherwise; the transient charge is what the engine's backend there
+/// charges: the GPU prover's ([`CircuitShape::gpu_transient_bytes`]; every production
+/// domain is in the device's range) or the CPU prover's
+/// ([`CircuitShape::cpu_transient_bytes`]).
 pub fn plan_mix<S: AsRef<str>>(node: &Node, mix: &[S]) -> Result<Plan, String> {
     let gpu = !node.gpu_bytes.is_empty();
     let mut items: Vec<PlanItem> = Vec::new();
@@ -53,7 +55,12 @@ pub fn plan_mix<S: AsRef<str>>(node: &Node, mix: &[S]) -> Result<Plan, String> {
     if items.is_empty() {
         return Err("the mix names no circuit".into());
     }
-    Ok(plan(node, &items, &CircuitShape::cpu_transient_bytes))
+    let transient: fn(&CircuitShape) -> u64 = if gpu {
+        CircuitShape::gpu_transient_bytes
+    } else {
+        CircuitShape::cpu_transient_bytes
+    };
+    Ok(plan(node, &items, &transient))
 }
 
 #[cfg(test)]
@@ -87,6 +94,57 @@ mod tests {
         };
         let c = plan_mix(&cpu, &["porep-32g"]).unwrap();
         assert!(c.throughput.partitions_per_hour < p.throughput.partitions_per_hour);
+        assert_eq!(c.gpu_fallback_bytes, 0);
+    }
+
+    #[test]
+    fn a_gpu_node_is_charged_the_gpus_host_transients_and_keeps_room_for_one_fallback() {
+        let porep = figures("porep-32g").unwrap().shape;
+        let gpu_node = Node {
+            ram_bytes: 256 * GIB,
+            gpu_bytes: vec![80_000_000_000],
+            cores: 32,
+        };
+        let p = plan_mix(&gpu_node, &["porep-32g"]).unwrap();
+        assert!(p.fits, "{}", p.render());
+        assert_eq!(
+            p.items[0].partition_bytes,
+            porep.assignment_bytes() + porep.gpu_transient_bytes()
+        );
+        assert_eq!(
+            p.gpu_fallback_bytes,
+            porep.cpu_transient_bytes() - porep.gpu_transient_bytes()
+        );
+        assert!(p.render().contains("GPU fallback reserve"));
+        // Charged the CPU prover's transients per partition (before), a 256 GiB node kept
+        // 4 buffer sets and 2 synthesis workers, bound by synthesis at 248 partitions/h.
+        let as_before = plan(
+            &gpu_node,
+            &[plan_item("porep-32g", true).unwrap()],
+            &CircuitShape::cpu_transient_bytes,
+        );
+        assert_eq!(
+            (as_before.pool_buffers, as_before.synthesis_workers),
+            (4, 2)
+        );
+        assert!(
+            p.pool_buffers >= 2 * as_before.pool_buffers,
+            "{}",
+            p.render()
+        );
+        assert!(p.synthesis_workers >= 3 * as_before.synthesis_workers);
+        assert!(
+            p.throughput.partitions_per_hour > 2.5 * as_before.throughput.partitions_per_hour,
+            "{}",
+            p.render()
+        );
+        // The reserve stays free: pool, parameters, the partitions in flight and the reserve
+        // within the budget.
+        let in_flight = p.in_flight.total as u64 * p.items[0].partition_bytes;
+        assert!(
+            p.pool_bytes + p.items[0].srs_bytes + in_flight + p.gpu_fallback_bytes
+                <= p.memory_budget
+        );
     }
 
     #[test]

@@ -42,8 +42,8 @@ use crate::gpu::Curve;
 use crate::groth16::cpu::{assemble, check_srs_fits, CpuPending};
 use crate::groth16::ntt::Domain;
 use crate::groth16::{
-    AbcBuffers, Assignment, BufferSet, CpuBackend, Groth16Error, Proof, ProverBackend, Randomness,
-    Result, ScalarBuf, Srs, Started,
+    AbcBuffers, Assignment, BufferSet, CircuitShape, CpuBackend, Groth16Error, HostGrant,
+    HostMemory, Proof, ProverBackend, Randomness, Result, ScalarBuf, Srs, Started,
 };
 
 /// Resident parameter sets by host SRS address, with a weak pointer to check identity.
@@ -196,6 +196,8 @@ pub struct GpuBackend {
     /// Per-partition device buffers, reused across partitions.
     buffers: DevicePool,
     cpu_fallback: bool,
+    /// The budget a CPU fallback takes its transients from (the engine's; none outside one).
+    host_memory: Mutex<Option<Arc<dyn HostMemory>>>,
     /// Device failures since the last partition started on the device (see
     /// `ProverBackend::failures_in_a_row`).
     failures: AtomicUsize,
@@ -243,8 +245,10 @@ pub enum InjectAt {
 pub enum GpuPending {
     /// Proving on the device.
     Device(Box<DevicePending>),
-    /// The device failed in `prove_start`; the CPU took over.
-    Cpu(Box<CpuPending>),
+    /// The device failed in `prove_start`, or the domain is outside the device's range; the
+    /// CPU took over, with the host memory it needs beyond this backend's own transients
+    /// taken from the engine's budget until the partition is finished.
+    Cpu(Box<CpuPending>, Option<HostGrant>),
 }
 
 /// Device buffers and host values of a partition between the phases.
@@ -307,6 +311,7 @@ impl GpuBackend {
             resident: Mutex::new(HashMap::new()),
             start_lock: Mutex::new(()),
             cpu_fallback,
+            host_memory: Mutex::new(None),
             injected: AtomicU8::new(0),
             msm_split: AtomicBool::new(msm_split_default()),
             split_chunk: AtomicUsize::new(SPLIT_CHUNK),
@@ -321,6 +326,41 @@ impl GpuBackend {
             busy: BusyClock::new(),
             failures: AtomicUsize::new(0),
         })
+    }
+
+    /// The host memory a CPU fallback for `assignment` needs beyond what the engine charged
+    /// (the CPU prover's transients less the GPU path's), taken from the engine's budget:
+    /// None outside an engine. When the budget has no room the fallback is refused and the
+    /// partition fails with the device error and why, rather than run over the budget.
+    fn fallback_grant(
+        &self,
+        assignment: &Assignment,
+        device_error: &Groth16Error,
+    ) -> Result<Option<HostGrant>> {
+        let memory = self
+            .host_memory
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(memory) = memory else {
+            return Ok(None);
+        };
+        let shape = CircuitShape {
+            constraints: assignment.num_constraints(),
+            inputs: assignment.inputs.len(),
+            aux: assignment.aux.len(),
+        };
+        let extra = shape
+            .cpu_transient_bytes()
+            .saturating_sub(shape.gpu_transient_bytes());
+        match HostGrant::take(&memory, extra) {
+            Some(grant) => Ok(Some(grant)),
+            None => Err(Groth16Error::Device(format!(
+                "GPU {} failed ({device_error}); its CPU fallback needs {extra} bytes of \
+                 host memory the engine's budget does not have free now",
+                self.ordinal()
+            ))),
+        }
     }
 
     /// Milliseconds the device has spent running our kernels since it was opened (overlapping
@@ -1152,7 +1192,7 @@ impl ProverBackend for GpuBackend {
             debug!("domain 2^{lg} is proved on the CPU (device range 2^10..=2^28)");
             let started = CpuBackend.prove_start(assignment, srs, randomness)?;
             return Ok(Started {
-                pending: GpuPending::Cpu(Box::new(started.pending)),
+                pending: GpuPending::Cpu(Box::new(started.pending), None),
                 released: started.released,
             });
         }
@@ -1174,13 +1214,14 @@ impl ProverBackend for GpuBackend {
                 })
             }
             Err(e) if self.cpu_fallback => {
+                let grant = self.fallback_grant(&assignment, &e)?;
                 warn!(
                     "GPU {} failed ({e}); proving this partition on the CPU",
                     self.ordinal()
                 );
                 let started = CpuBackend.prove_start(assignment, srs, randomness)?;
                 Ok(Started {
-                    pending: GpuPending::Cpu(Box::new(started.pending)),
+                    pending: GpuPending::Cpu(Box::new(started.pending), grant),
                     released: started.released,
                 })
             }
@@ -1193,7 +1234,7 @@ impl ProverBackend for GpuBackend {
             GpuPending::Device(p) => self.finish_on_device(*p).inspect_err(|_| {
                 self.failures.fetch_add(1, Ordering::SeqCst);
             }),
-            GpuPending::Cpu(p) => CpuBackend.prove_finish(*p),
+            GpuPending::Cpu(p, _grant) => CpuBackend.prove_finish(*p),
         }
     }
 
@@ -1203,6 +1244,21 @@ impl ProverBackend for GpuBackend {
 
     fn failures_in_a_row(&self) -> usize {
         self.failures.load(Ordering::SeqCst)
+    }
+
+    /// The GPU path's own host figure ([`CircuitShape::gpu_transient_bytes`]) for domains the
+    /// device proves, the CPU prover's for the rest. A CPU fallback takes the difference
+    /// from the engine's budget when it happens (see [`GpuBackend::fallback_grant`]).
+    fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
+        if DEVICE_LG.contains(&domain_log(shape.domain())) {
+            shape.gpu_transient_bytes()
+        } else {
+            shape.cpu_transient_bytes()
+        }
+    }
+
+    fn set_host_memory(&self, memory: Arc<dyn HostMemory>) {
+        *self.host_memory.lock().unwrap_or_else(|p| p.into_inner()) = Some(memory);
     }
 
     fn prefers_pinned(&self) -> bool {
