@@ -48,14 +48,17 @@ type PlanInFlight struct {
 // PlanResult is the plan cuzk_plan returns: the main fields, and the whole plan as JSON in
 // Raw (see the Rust `engine::plan::Plan` for every field).
 type PlanResult struct {
-	MemoryBudget      uint64        `json:"memory_budget"`
-	BufferConstraints uint64        `json:"buffer_constraints"`
-	PoolBuffers       int           `json:"pool_buffers"`
-	PoolBytes         uint64        `json:"pool_bytes"`
-	SynthesisWorkers  int           `json:"synthesis_workers"`
-	ProverWorkers     int           `json:"prover_workers"`
-	Circuits          []PlanCircuit `json:"items"`
-	Resident          struct {
+	MemoryBudget      uint64 `json:"memory_budget"`
+	BufferConstraints uint64 `json:"buffer_constraints"`
+	PoolBuffers       int    `json:"pool_buffers"`
+	PoolBytes         uint64 `json:"pool_bytes"`
+	SynthesisWorkers  int    `json:"synthesis_workers"`
+	ProverWorkers     int    `json:"prover_workers"`
+	// GPUFallbackBytes is what a GPU node leaves free so one partition can go to the CPU
+	// after a device failure (0 on a CPU node).
+	GPUFallbackBytes uint64        `json:"gpu_fallback_bytes"`
+	Circuits         []PlanCircuit `json:"items"`
+	Resident         struct {
 		AllResident          bool   `json:"all_resident"`
 		AllBytes             uint64 `json:"all_bytes"`
 		MinBudgetAllResident uint64 `json:"min_budget_all_resident"`

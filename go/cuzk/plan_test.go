@@ -21,6 +21,9 @@ func TestPlanSizesANode(t *testing.T) {
 	if p.BufferConstraints != 1<<27 || p.PoolBuffers < 3 || p.SynthesisWorkers < 1 || p.ProverWorkers != 1 {
 		t.Fatalf("512 GiB plan sizing: %+v", p)
 	}
+	if p.GPUFallbackBytes == 0 || p.GPUFallbackBytes > 12<<30 {
+		t.Fatalf("512 GiB plan: GPU fallback reserve %d", p.GPUFallbackBytes)
+	}
 	if p.Circuits[3].Class != "critical" || p.InFlight.Total == 0 || p.Throughput.PartitionsPerHour <= 0 {
 		t.Fatalf("512 GiB plan details: %+v", p)
 	}
@@ -33,7 +36,7 @@ func TestPlanSizesANode(t *testing.T) {
 	}
 	// A CPU-only node with a small mix.
 	small, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 64 << 30, Cores: 2}, []string{"winning-32g"})
-	if err != nil || !small.Fits {
+	if err != nil || !small.Fits || small.GPUFallbackBytes != 0 {
 		t.Fatalf("small plan: %+v %v", small, err)
 	}
 
