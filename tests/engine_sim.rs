@@ -352,7 +352,7 @@ fn stand_ins_allocate_exactly_what_the_engine_charges_for_them() {
             "{name}: assignment holds {held} bytes, charged {}",
             shape.assignment_bytes()
         );
-        let backend = sim::SimBackend::new(1, std::slice::from_ref(&circuit));
+        let backend = sim::SimBackend::new(sim::NodeKind::Cpu, 1, std::slice::from_ref(&circuit));
         let before = ALLOC.live();
         let started = backend
             .prove_start(
@@ -470,7 +470,7 @@ fn low_priority_work_ages_past_a_stream_of_normal_jobs() {
     let mut one_worker = node("gpu-512g-141gb");
     one_worker.synthesis_workers = 1;
     let circuit = sim::SimCircuit::new("snap-32g", sim::NodeKind::Gpu);
-    let backend = sim::SimBackend::new(1, std::slice::from_ref(&circuit));
+    let backend = sim::SimBackend::new(sim::NodeKind::Gpu, 1, std::slice::from_ref(&circuit));
     let config = cuzk::engine::Config {
         low_aging_secs: 1,
         ..one_worker.config()

@@ -323,9 +323,12 @@ impl Workload for SimJob {
 }
 
 /// The stand-in prover: `prove_start` sleeps the circuit's start time on its lane (one at a
-/// time per lane, as on a device) and allocates the transients the engine charges for it;
-/// `prove_finish` sleeps the finish time and frees them.
+/// time per lane, as on a device) and allocates the transients the engine charges for it (a
+/// GPU node's own host figure, or the CPU prover's); `prove_finish` sleeps the finish time and
+/// frees them.
 pub struct SimBackend {
+    /// Whether it stands for GPUs (charged [`CircuitShape::gpu_transient_bytes`]).
+    gpu: bool,
     lanes: Vec<std::sync::Mutex<()>>,
     next: AtomicUsize,
     /// (start_ms, finish_ms) by scaled constraint count.
@@ -334,8 +337,8 @@ pub struct SimBackend {
     longest_start: std::sync::Mutex<HashMap<usize, f64>>,
 }
 
-/// Work between the two phases: the transients (the CPU prover's figure, which counts the
-/// canonical copy of aux it keeps once the buffer set is back in the pool).
+/// Work between the two phases: the transients (on a CPU node the CPU prover's figure, which
+/// counts the canonical copy of aux it keeps once the buffer set is back in the pool).
 pub struct SimPending {
     lane: usize,
     finish_ms: f64,
@@ -343,9 +346,10 @@ pub struct SimPending {
 }
 
 impl SimBackend {
-    /// A backend with `lanes` lanes (1 for a CPU node) proving `circuits`.
-    pub fn new(lanes: usize, circuits: &[Arc<SimCircuit>]) -> Arc<Self> {
+    /// A backend of `kind` with `lanes` lanes (1 for a CPU node) proving `circuits`.
+    pub fn new(kind: NodeKind, lanes: usize, circuits: &[Arc<SimCircuit>]) -> Arc<Self> {
         Arc::new(Self {
+            gpu: kind == NodeKind::Gpu,
             lanes: (0..lanes.max(1)).map(|_| Default::default()).collect(),
             next: AtomicUsize::new(0),
             times: circuits
@@ -418,6 +422,14 @@ impl ProverBackend for SimBackend {
         self.lanes.len()
     }
 
+    fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
+        if self.gpu {
+            shape.gpu_transient_bytes()
+        } else {
+            shape.cpu_transient_bytes()
+        }
+    }
+
     fn lane(&self, pending: &SimPending) -> usize {
         pending.lane
     }
@@ -444,7 +456,7 @@ impl Sim {
             .map(|n| (n.to_string(), SimCircuit::new(n, node.kind())))
             .collect();
         let all: Vec<_> = circuits.values().cloned().collect();
-        let backend = SimBackend::new(node.gpus.max(1), &all);
+        let backend = SimBackend::new(node.kind(), node.gpus.max(1), &all);
         let engine = Engine::open(config, Arc::clone(&backend) as _).expect("engine opens");
         Self {
             node,
