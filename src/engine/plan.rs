@@ -258,7 +258,31 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 ///    the largest non-critical circuit.
 /// 7. Throughput: the smallest of synthesis, prover lane, finalizer and memory rates, with the
 ///    mix's times averaged over its partitions.
+/// 8. When synthesis outpaces that bound by more than one worker, the plan is made again with
+///    only the workers that keep up with it and one spare: more would only take buffer sets
+///    from the memory that keeps parameter sets resident.
 pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -> u64) -> Plan {
+    let first = plan_with_synthesis_cap(node, items, transient, usize::MAX);
+    let t = &first.throughput;
+    let synthesizing = first.in_flight.synthesis;
+    if t.bottleneck == "synthesis" || synthesizing <= 1 || !t.synthesis.is_finite() {
+        return first;
+    }
+    let per_worker = t.synthesis / synthesizing as f64;
+    let needed = (t.partitions_per_hour / per_worker).ceil() as usize + 1;
+    if needed >= first.synthesis_workers {
+        return first;
+    }
+    plan_with_synthesis_cap(node, items, transient, needed)
+}
+
+/// Steps 1 to 7 of [`plan`], with at most `synthesis_cap` synthesis workers.
+fn plan_with_synthesis_cap(
+    node: &Node,
+    items: &[PlanItem],
+    transient: &dyn Fn(&CircuitShape) -> u64,
+    synthesis_cap: usize,
+) -> Plan {
     let budget = default_budget(node.ram_bytes);
     let charge = |i: &PlanItem| partition_charge(&i.shape, transient(&i.shape));
     let has_critical = items.iter().any(|i| i.class == Priority::Critical);
@@ -328,7 +352,7 @@ pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -
         let pool = s + prover_workers + 1;
         pool as u64 * buffer_bytes + (usable(pool) + finalizers) as u64 * charge_big
     };
-    let mut synthesis_workers = node.cores.saturating_sub(1).max(1);
+    let mut synthesis_workers = node.cores.saturating_sub(1).max(1).min(synthesis_cap);
     while synthesis_workers > 1 && full_need(synthesis_workers) > avail {
         synthesis_workers -= 1;
     }

@@ -148,6 +148,35 @@ mod tests {
     }
 
     #[test]
+    fn a_node_bound_by_its_gpu_gets_only_the_synthesis_workers_that_keep_up_with_it() {
+        // 512 GiB, one 141 GB GPU, 96 cores: memory would allow 17 synthesis workers and 19
+        // buffer sets, which would leave too little to keep the four parameter sets resident,
+        // for nothing: the GPU lane bounds the node at 1395 partitions an hour.
+        let node = Node {
+            ram_bytes: 512 * GIB,
+            gpu_bytes: vec![141_000_000_000],
+            cores: 96,
+        };
+        let mix = ["porep-64g", "snap-64g", "window-64g", "winning-64g"];
+        let p = plan_mix(&node, &mix).unwrap();
+        let t = &p.throughput;
+        assert_eq!(t.bottleneck, "prove_start", "{}", p.render());
+        let per_worker = t.synthesis / p.in_flight.synthesis as f64;
+        assert!(t.synthesis >= t.partitions_per_hour + per_worker * 0.5);
+        assert!(t.synthesis <= t.partitions_per_hour + per_worker * 2.0);
+        assert!(p.resident.all_resident, "{}", p.render());
+        // A node bound by synthesis keeps every worker memory allows.
+        let small = Node {
+            ram_bytes: 256 * GIB,
+            gpu_bytes: vec![80_000_000_000],
+            cores: 32,
+        };
+        let q = plan_mix(&small, &["porep-32g"]).unwrap();
+        assert_eq!(q.throughput.bottleneck, "synthesis");
+        assert_eq!(q.synthesis_workers, 6, "{}", q.render());
+    }
+
+    #[test]
     fn unknown_names_are_errors() {
         let node = Node::default();
         let e = plan_mix(&node, &["porep-33g"]).unwrap_err();
