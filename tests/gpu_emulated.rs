@@ -305,29 +305,39 @@ fn a_device_broken_by_a_sticky_error_fails_its_partitions_and_the_engine_keeps_s
 
     // An engine on the broken device with the CPU fallback keeps proving, job after job, and
     // filecoin-proofs' verifier accepts each proof.
-    let fx = common::fixture();
+    let engine = engine_with_fallback(&with_fallback);
+    for _ in 0..2 {
+        prove_window_post(&engine);
+    }
+    assert!(with_fallback.failures_in_a_row() >= 2);
+    engine.close();
+}
+
+/// A small engine over `gpu` with the CPU fallback on.
+fn engine_with_fallback(gpu: &Arc<GpuBackend>) -> Engine {
     let config = Config {
         synthesis_workers: 1,
         pool_buffers: 2,
         cpu_fallback: true,
         ..Config::default()
     };
-    let engine = Engine::open(
+    Engine::open(
         config,
-        Arc::clone(&with_fallback) as Arc<dyn cuzk::engine::ErasedBackend>,
+        Arc::clone(gpu) as Arc<dyn cuzk::engine::ErasedBackend>,
     )
-    .unwrap();
-    for _ in 0..2 {
-        let w = FilecoinWorkload::new(
-            fx.data.window_request().unwrap(),
-            fx.srs.dir(),
-            fx.srs.pce_enabled(),
-        );
-        let proof = engine.prove(Arc::clone(&w) as Arc<dyn Workload>).unwrap();
-        assert!(w.request().verify(&proof).unwrap());
-    }
-    assert!(with_fallback.failures_in_a_row() >= 2);
-    engine.close();
+    .unwrap()
+}
+
+/// Proves the 2 KiB WindowPoSt fixture on `engine`; filecoin-proofs' verifier must accept it.
+fn prove_window_post(engine: &Engine) {
+    let fx = common::fixture();
+    let w = FilecoinWorkload::new(
+        fx.data.window_request().unwrap(),
+        fx.srs.dir(),
+        fx.srs.pce_enabled(),
+    );
+    let proof = engine.prove(Arc::clone(&w) as Arc<dyn Workload>).unwrap();
+    assert!(w.request().verify(&proof).unwrap());
 }
 
 /// A memory budget for the fallback test: grants while `limit` allows, counts what is out.
@@ -417,28 +427,9 @@ fn a_gpu_partition_is_charged_the_gpus_host_memory_and_a_cpu_fallback_takes_the_
 #[test]
 fn an_engine_charges_a_cpu_fallback_to_its_budget_while_it_runs_and_gets_it_back() {
     let _ = env_logger::builder().is_test(true).try_init();
-    let fx = common::fixture();
     let gpu = Arc::new(GpuBackend::open(0, true).unwrap());
-    let config = Config {
-        synthesis_workers: 1,
-        pool_buffers: 2,
-        cpu_fallback: true,
-        ..Config::default()
-    };
-    let engine = Engine::open(
-        config,
-        Arc::clone(&gpu) as Arc<dyn cuzk::engine::ErasedBackend>,
-    )
-    .unwrap();
-    let prove = || {
-        let w = FilecoinWorkload::new(
-            fx.data.window_request().unwrap(),
-            fx.srs.dir(),
-            fx.srs.pce_enabled(),
-        );
-        let proof = engine.prove(Arc::clone(&w) as Arc<dyn Workload>).unwrap();
-        assert!(w.request().verify(&proof).unwrap());
-    };
+    let engine = engine_with_fallback(&gpu);
+    let prove = || prove_window_post(&engine);
     // Two jobs on the device: parameters and PCE resident, the budget settled.
     prove();
     prove();
