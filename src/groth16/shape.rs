@@ -86,10 +86,11 @@ mod tests {
         assert!((0.03..0.06).contains(&gib(shape.assignment_bytes())));
         // Canonical aux (4 GiB) beside twiddles and h (6 GiB) or the gathered A and B (8 GiB).
         assert!((11.5..12.5).contains(&gib(shape.cpu_transient_bytes())));
-        // On a GPU only bitmaps and the inputs stay on the host: 64 MiB.
+        // On a GPU only bitmaps (half a byte a domain point, the domain being larger than
+        // aux) and the inputs stay on the host: 64 MiB.
         assert_eq!(
             shape.gpu_transient_bytes(),
-            134_000_329 / 2 + 329 * 32 + (64 << 10)
+            (1 << 27) / 2 + 329 * 32 + (64 << 10)
         );
     }
 
