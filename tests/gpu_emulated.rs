@@ -370,12 +370,7 @@ fn a_gpu_partition_is_charged_the_gpus_host_memory_and_a_cpu_fallback_takes_the_
     let c = case(Shape::Mixed, 11, 81);
     let gpu = GpuBackend::open(0, true).unwrap();
     let assignment = || synthesize(c.circuit.clone(), BufferSet::default()).unwrap();
-    let probe = assignment();
-    let shape = CircuitShape {
-        constraints: probe.num_constraints(),
-        inputs: probe.inputs.len(),
-        aux: probe.aux.len(),
-    };
+    let shape = assignment().shape();
     // The engine charges a device partition the GPU path's host figure, far below the CPU
     // prover's; a domain the device does not take (below 2^10) is charged the CPU's.
     assert_eq!(gpu.transient_bytes(&shape), shape.gpu_transient_bytes());

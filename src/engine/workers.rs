@@ -142,11 +142,7 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
                 st.budget.charge(grown);
                 st.note_set_bytes(assignment.buffer_set_bytes() as u64);
             }
-            let shape = CircuitShape {
-                constraints: assignment.num_constraints(),
-                inputs: assignment.inputs.len(),
-                aux: assignment.aux.len(),
-            };
+            let shape = assignment.shape();
             let measured = shape.assignment_bytes() + inner.backend.transient_bytes(&shape);
             let charged = if measured > charged {
                 // More than charged up front (no shape hint, or a wrong one): charge the rest

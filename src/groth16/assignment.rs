@@ -155,6 +155,16 @@ impl Assignment {
         self.abc.len()
     }
 
+    /// The circuit shape this assignment has: what the engine's budget and the backends'
+    /// transient figures are computed from.
+    pub fn shape(&self) -> super::CircuitShape {
+        super::CircuitShape {
+            constraints: self.num_constraints(),
+            inputs: self.inputs.len(),
+            aux: self.aux.len(),
+        }
+    }
+
     /// Checks that lengths agree with each other; a broken assignment is an error, not a panic.
     pub fn check_shape(&self) -> super::Result<()> {
         let n = self.abc.a.len();

@@ -383,11 +383,7 @@ impl ProverBackend for SimBackend {
         let n = assignment.num_constraints();
         let (start_ms, finish_ms) = self.times.get(&n).copied().unwrap_or((0.0, 0.0));
         let lane = self.next.fetch_add(1, Ordering::Relaxed) % self.lanes.len();
-        let shape = CircuitShape {
-            constraints: n,
-            inputs: assignment.inputs.len(),
-            aux: assignment.aux.len(),
-        };
+        let shape = assignment.shape();
         let mut assignment = assignment;
         let mut released = assignment.take_buffers();
         drop(assignment);

@@ -345,11 +345,7 @@ impl GpuBackend {
         let Some(memory) = memory else {
             return Ok(None);
         };
-        let shape = CircuitShape {
-            constraints: assignment.num_constraints(),
-            inputs: assignment.inputs.len(),
-            aux: assignment.aux.len(),
-        };
+        let shape = assignment.shape();
         let extra = shape
             .cpu_transient_bytes()
             .saturating_sub(shape.gpu_transient_bytes());
