@@ -40,7 +40,7 @@ fn real_ms(sim_ms: f64) -> f64 {
     sim_ms / sim::MS_PER_REAL_SECOND * 1000.0
 }
 
-/// `engine/sim-winning-under-load-32g` and `engine/sim-throughput-32g`.
+/// `engine/sim-winning-under-load-32g`, `engine/sim-throughput-32g` and `engine/sim-plan-32g`.
 fn simulation() {
     let seeds = 7u64;
     if selected("sim-winning-under-load-32g") {
@@ -86,6 +86,33 @@ fn simulation() {
             runs.len(),
             &format!(
                 "util={util:.2} nominal_util={nominal:.2} partitions_per_hour={per_hour:.0} bound_per_hour={bound:.0} node={}",
+                node.name
+            ),
+        );
+    }
+    if selected("sim-plan-32g") {
+        let node = sim::node("gpu-256g-80gb");
+        let mix = ["porep-32g", "snap-32g"];
+        let run = |charge| -> Vec<sim::PlannedRun> {
+            (0..3)
+                .map(|_| sim::planned_throughput(node, &mix, charge, 6))
+                .collect()
+        };
+        let (gpu, cpu) = (run(sim::Charge::Gpu), run(sim::Charge::Cpu));
+        let rate =
+            |runs: &[sim::PlannedRun]| median(&runs.iter().map(|r| r.per_hour).collect::<Vec<_>>());
+        let ratio = median(&gpu.iter().map(|r| r.ratio()).collect::<Vec<_>>());
+        report(
+            "engine/sim-plan-32g",
+            3_600_000.0 / rate(&gpu),
+            Some(3_600_000.0 / rate(&cpu)),
+            gpu.len(),
+            &format!(
+                "partitions_per_hour={:.0} plan_per_hour={:.0} ratio_to_plan={ratio:.2} reloads={} cpu_charged_per_hour={:.0} node={} mix=porep+snap",
+                rate(&gpu),
+                gpu[0].plan.throughput.partitions_per_hour,
+                gpu.iter().map(|r| r.loads).sum::<usize>(),
+                rate(&cpu),
                 node.name
             ),
         );

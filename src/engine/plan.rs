@@ -147,9 +147,15 @@ pub struct Throughput {
     /// Memory: partitions in flight × 3,600,000 / average time a partition holds its charge
     /// (synthesis + start + finish; Little's law).
     pub memory: f64,
-    /// The smallest of the four: partitions per hour at best.
+    /// The smallest of the four.
+    pub resource_bound: f64,
+    /// Milliseconds a mix loses to reloading parameter sets that cannot all stay resident
+    /// (step 9 of [`plan`]; 0 when they all stay).
+    pub reload_ms_per_mix: f64,
+    /// Partitions per hour at best: the resource bound, less the reloads.
     pub partitions_per_hour: f64,
-    /// Which bound it is ("synthesis", "prove_start", "prove_finish", "memory").
+    /// What bounds it ("synthesis", "prove_start", "prove_finish", "memory", or "parameter
+    /// reloads" when sets are reloaded between jobs).
     pub bottleneck: &'static str,
     /// Mixes (one job of each circuit) per hour at that rate.
     pub mixes_per_hour: f64,
@@ -245,7 +251,8 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 /// 1. budget = 3/4 of RAM; buffer sets hold the largest domain; each circuit's partition charge
 ///    and the CRITICAL reserve are the engine's (see the module doc).
 /// 2. The working set of parameters is the largest non-critical set plus the CRITICAL sets
-///    (the engine evicts idle sets to make room for partitions). The memory left for the pool
+///    (the engine evicts idle sets to make room for partitions), or every set in step 9's
+///    second plan. The memory left for the pool
 ///    and partitions is the budget minus that and the CRITICAL headroom.
 /// 3. prover_workers = max(1, GPUs). synthesis_workers = the most, up to cores - 1 (at least
 ///    1), for which a full pipeline fits: pool = synthesis + prover + 1 buffer sets, every
@@ -261,19 +268,65 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 /// 8. When synthesis outpaces that bound by more than one worker, the plan is made again with
 ///    only the workers that keep up with it and one spare: more would only take buffer sets
 ///    from the memory that keeps parameter sets resident.
+/// 9. When the mix has two or more non-CRITICAL parameter sets that do not all stay resident,
+///    jobs of different kinds evict and reload each other's sets: each mix then loses, per
+///    such set, its decode (at an assumed [`DECODE_BYTES_PER_MS`]) and one synthesis (the
+///    pipeline refilling behind it), and the rate counts that loss. The plan is also made
+///    with every set kept resident (steps 2 to 8 sized beside all of them, so a smaller pool),
+///    and the faster of the two is the plan.
 pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -> u64) -> Plan {
-    let first = plan_with_synthesis_cap(node, items, transient, usize::MAX);
+    let working_set = plan_for_residency(node, items, transient, false);
+    if working_set.resident.all_resident || evictable(items).count() < 2 {
+        return working_set;
+    }
+    let mut all_resident = plan_for_residency(node, items, transient, true);
+    if !all_resident.fits
+        || all_resident.throughput.partitions_per_hour < working_set.throughput.partitions_per_hour
+    {
+        return working_set;
+    }
+    all_resident.notes.insert(
+        0,
+        format!(
+            "every parameter set is kept resident ({}) with a smaller pool: the {} buffer sets \
+             the budget would otherwise hold leave room for one set at a time, and reloading \
+             sets between jobs of different kinds would cost about {:.0} s a mix ({:.0} \
+             partitions/h against {:.0})",
+            gib(all_resident.resident.all_bytes),
+            working_set.pool_buffers,
+            working_set.throughput.reload_ms_per_mix / 1e3,
+            working_set.throughput.partitions_per_hour,
+            all_resident.throughput.partitions_per_hour
+        ),
+    );
+    all_resident
+}
+
+/// The circuits whose parameter sets the engine may evict (every class below CRITICAL).
+fn evictable(items: &[PlanItem]) -> impl Iterator<Item = &PlanItem> {
+    items.iter().filter(|i| i.class != Priority::Critical)
+}
+
+/// Steps 1 to 8 of [`plan`], sized beside every parameter set (`keep_all_resident`) or beside
+/// the working set of step 2.
+fn plan_for_residency(
+    node: &Node,
+    items: &[PlanItem],
+    transient: &dyn Fn(&CircuitShape) -> u64,
+    keep_all_resident: bool,
+) -> Plan {
+    let first = plan_with_synthesis_cap(node, items, transient, usize::MAX, keep_all_resident);
     let t = &first.throughput;
     let synthesizing = first.in_flight.synthesis;
     if t.bottleneck == "synthesis" || synthesizing <= 1 || !t.synthesis.is_finite() {
         return first;
     }
     let per_worker = t.synthesis / synthesizing as f64;
-    let needed = (t.partitions_per_hour / per_worker).ceil() as usize + 1;
+    let needed = (t.resource_bound / per_worker).ceil() as usize + 1;
     if needed >= first.synthesis_workers {
         return first;
     }
-    plan_with_synthesis_cap(node, items, transient, needed)
+    plan_with_synthesis_cap(node, items, transient, needed, keep_all_resident)
 }
 
 /// Steps 1 to 7 of [`plan`], with at most `synthesis_cap` synthesis workers.
@@ -282,6 +335,7 @@ fn plan_with_synthesis_cap(
     items: &[PlanItem],
     transient: &dyn Fn(&CircuitShape) -> u64,
     synthesis_cap: usize,
+    keep_all_resident: bool,
 ) -> Plan {
     let budget = default_budget(node.ram_bytes);
     let charge = |i: &PlanItem| partition_charge(&i.shape, transient(&i.shape));
@@ -337,7 +391,11 @@ fn plan_with_synthesis_cap(
         .map(|i| resident(i))
         .max()
         .unwrap_or(0);
-    let params_floor = crit_srs + largest_lower_srs;
+    let params_floor = if keep_all_resident {
+        items.iter().map(resident).sum()
+    } else {
+        crit_srs + largest_lower_srs
+    };
     let avail = budget.saturating_sub(params_floor + held);
     let usable = |pool: usize| pool - critical_buffers(has_critical, pool);
     let partitions_beside = |pool: usize, left: u64| -> usize {
@@ -504,13 +562,24 @@ fn plan_with_synthesis_cap(
                 .fold(0.0, f64::max)
         })
         .collect();
+    // Step 9's loss: each evictable set decoded again, and one synthesis behind it, a mix.
+    let reload_ms_per_mix = if all_resident || evictable(items).count() < 2 {
+        0.0
+    } else {
+        evictable(items)
+            .map(|i| load_ms(resident(i)) + i.synth_ms)
+            .sum()
+    };
     let throughput = throughput(
         items,
         &streamed_ms,
         &in_flight,
-        prover_workers,
-        serial_lanes,
-        finalizers,
+        Lanes {
+            lanes: prover_workers,
+            serial: serial_lanes,
+            finalizers,
+        },
+        reload_ms_per_mix,
     );
 
     let mut notes = Vec::new();
@@ -605,22 +674,45 @@ fn plan_with_synthesis_cap(
 /// gives a card's own pinned and pageable rates.
 const STREAM_BYTES_PER_MS: f64 = 10e6;
 
-/// Milliseconds to stream `bytes` of parameters at [`STREAM_BYTES_PER_MS`].
-fn stream_ms(bytes: u64) -> f64 {
+/// Milliseconds to stream `bytes` of parameters at [`STREAM_BYTES_PER_MS`]: what the plan adds
+/// to a partition's `prove_finish` for the bytes [`GpuFit::streamed`] lists.
+pub fn stream_ms(bytes: u64) -> f64 {
     bytes as f64 / STREAM_BYTES_PER_MS
 }
 
-/// The four rate bounds of step 7 of [`plan`]; `serial_lanes` of the `lanes` are GPUs that
-/// hold one partition at a time, so their partitions take start + finish on the lane;
+/// Parameter decode rate assumed for reloads: bytes a millisecond (1 GB/s). Our decoder ran at
+/// 0.19 GB/s a core from the page cache on the 2-core development machine (2 KiB PoRep's
+/// 1.1 GB set), so a 32-core node decodes a cached file several times faster and an uncached
+/// one at its disk's read rate; 1 GB/s is the conservative middle, and the simulation's.
+pub const DECODE_BYTES_PER_MS: f64 = 1e6;
+
+/// Milliseconds to decode a parameter set of `bytes` at [`DECODE_BYTES_PER_MS`].
+pub fn load_ms(bytes: u64) -> f64 {
+    bytes as f64 / DECODE_BYTES_PER_MS
+}
+
+/// The prover lanes of step 7: `lanes` in all, `serial` of them GPUs that hold one partition at
+/// a time (their partitions take start + finish on the lane), and the finalizers.
+struct Lanes {
+    lanes: usize,
+    serial: usize,
+    finalizers: usize,
+}
+
+/// The four rate bounds of step 7 of [`plan`] and the rate with step 9's reloads;
 /// `stream_ms[k]` is added to `items[k]`'s finish (its streamed parameters' copies).
 fn throughput(
     items: &[PlanItem],
     stream_ms: &[f64],
     in_flight: &InFlight,
-    lanes: usize,
-    serial_lanes: usize,
-    finalizers: usize,
+    lanes: Lanes,
+    reload_ms_per_mix: f64,
 ) -> Throughput {
+    let Lanes {
+        lanes,
+        serial: serial_lanes,
+        finalizers,
+    } = lanes;
     let parts: usize = items.iter().map(|i| i.partitions).sum();
     if parts == 0 || in_flight.total == 0 {
         return Throughput {
@@ -654,7 +746,7 @@ fn throughput(
         in_flight.total,
         avg(&|i, s| i.synth_ms + i.start_ms + i.finish_ms + s),
     );
-    let (bottleneck, partitions_per_hour) = [
+    let (bottleneck, resource_bound) = [
         ("synthesis", synthesis),
         ("prove_start", prove_start),
         ("prove_finish", prove_finish),
@@ -668,11 +760,20 @@ fn throughput(
             best
         }
     });
+    // A mix takes parts / rate hours of work plus its reloads.
+    let (bottleneck, partitions_per_hour) = if reload_ms_per_mix > 0.0 {
+        let mix_ms = parts as f64 * 3_600_000.0 / resource_bound + reload_ms_per_mix;
+        ("parameter reloads", parts as f64 * 3_600_000.0 / mix_ms)
+    } else {
+        (bottleneck, resource_bound)
+    };
     Throughput {
         synthesis,
         prove_start,
         prove_finish,
         memory,
+        resource_bound,
+        reload_ms_per_mix,
         partitions_per_hour,
         bottleneck,
         mixes_per_hour: partitions_per_hour / parts as f64,
@@ -864,6 +965,17 @@ impl Plan {
             t.prove_finish,
             t.memory
         );
+        if t.reload_ms_per_mix > 0.0 {
+            let _ = writeln!(
+                o,
+                "  (the resources alone allow {:.0}; reloading parameter sets between jobs of \
+                 different kinds costs about {:.0} s a mix: decodes at an assumed {} GB/s, \
+                 and the pipeline refilling)",
+                t.resource_bound,
+                t.reload_ms_per_mix / 1e3,
+                DECODE_BYTES_PER_MS / 1e6
+            );
+        }
         for g in &self.gpus {
             let _ = writeln!(
                 o,
@@ -1147,6 +1259,54 @@ mod tests {
         assert_eq!(parse_size("4096", true), Ok(4096));
         assert!(parse_size("lots", true).is_err());
         assert!(parse_size("80GX", false).is_err());
+    }
+
+    #[test]
+    fn a_mix_whose_sets_cannot_all_stay_resident_weighs_reloads_against_a_smaller_pool() {
+        // A GPU node's host charge per partition is small (the GPU holds the transients), so
+        // the budget left after one parameter set would take many buffer sets; porep and snap
+        // jobs would then evict and reload each other's 47 GB and 35 GB sets.
+        let gpu_host = |_: &CircuitShape| 95 << 20;
+        let items = &mix_32g()[..2];
+        let n = node(256, 1, 32);
+        let working_set = plan_for_residency(&n, items, &gpu_host, false);
+        assert!(!working_set.resident.all_resident);
+        let t = &working_set.throughput;
+        let reloads: f64 = items
+            .iter()
+            .map(|i| load_ms(i.srs_bytes) + i.synth_ms)
+            .sum();
+        assert_eq!(t.reload_ms_per_mix, reloads);
+        assert_eq!(t.bottleneck, "parameter reloads");
+        let parts = 26.0;
+        let expected = parts * 3_600_000.0 / (parts * 3_600_000.0 / t.resource_bound + reloads);
+        assert!((t.partitions_per_hour - expected).abs() < 1e-6 * expected);
+        assert!(working_set.render().contains("reloading parameter sets"));
+
+        let p = plan(&n, items, &gpu_host);
+        assert!(p.fits && p.resident.all_resident, "{}", p.render());
+        assert!(p.pool_buffers < working_set.pool_buffers);
+        assert_eq!(p.throughput.reload_ms_per_mix, 0.0);
+        assert!(
+            p.throughput.partitions_per_hour > working_set.throughput.partitions_per_hour,
+            "{}",
+            p.render()
+        );
+        assert!(p.notes[0].contains("every parameter set is kept resident"));
+
+        // 128 GiB cannot hold both sets beside a pipeline: the plan keeps the working set and
+        // says what the reloads cost.
+        let small = plan(&node(128, 1, 32), items, &gpu_host);
+        assert!(
+            small.fits && !small.resident.all_resident,
+            "{}",
+            small.render()
+        );
+        assert_eq!(small.throughput.bottleneck, "parameter reloads");
+        assert!(small.throughput.partitions_per_hour < small.throughput.resource_bound);
+        // One kind alone never reloads.
+        let alone = plan(&n, &items[..1], &gpu_host);
+        assert_eq!(alone.throughput.reload_ms_per_mix, 0.0);
     }
 
     #[test]

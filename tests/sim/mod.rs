@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
+use cuzk::engine::plan::{Node as PlanNode, Plan, PlanItem};
 use cuzk::engine::{Config, Engine, Priority, Workload};
 use cuzk::groth16::srs::prepared_key_bytes;
 use cuzk::groth16::test_circuits::{RandomCircuit, Shape};
@@ -24,6 +25,7 @@ use cuzk::groth16::{
     paramgen, Assignment, BufferSet, CircuitShape, Density, Proof, ProverBackend, Randomness, Srs,
     Started,
 };
+use cuzk::proofs::plan::{plan_item, plan_mix};
 use cuzk::proofs::production::{figures, CircuitFigures, PartitionTimes};
 use cuzk::proofs::workload::kind_priority;
 use group::prime::PrimeCurveAffine;
@@ -35,8 +37,6 @@ pub const SCALE: u64 = 4096;
 /// that a WinningPoSt's own work (~2 ms simulated on a GPU node) stands above thread wake-up
 /// noise on a busy 2-core machine.
 pub const MS_PER_REAL_SECOND: f64 = 4.0;
-/// Parameter decode speed assumed for load times (bytes per real second).
-pub const DECODE_BYTES_PER_SECOND: f64 = 1.0e9;
 
 /// Whether the node proves on GPUs or on its CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +53,8 @@ pub struct Node {
     /// GPU count and memory of each (bytes, as vendors quote: 1e9).
     pub gpus: usize,
     pub gpu_bytes: u64,
+    /// CPU cores (what `cuzk plan` sizes synthesis by).
+    pub cores: usize,
     pub synthesis_workers: usize,
     /// a/b/c buffer sets: synthesis workers + provers + 1 where memory allows (the 256 GiB
     /// nodes cannot also hold every parameter set then).
@@ -93,6 +95,7 @@ pub const NODES: [Node; 5] = [
         ram: 256 * GIB,
         gpus: 0,
         gpu_bytes: 0,
+        cores: 64,
         synthesis_workers: 3,
         pool_buffers: 3,
     },
@@ -101,6 +104,7 @@ pub const NODES: [Node; 5] = [
         ram: 128 * GIB,
         gpus: 1,
         gpu_bytes: 24_000_000_000,
+        cores: 32,
         synthesis_workers: 2,
         pool_buffers: 2,
     },
@@ -109,6 +113,7 @@ pub const NODES: [Node; 5] = [
         ram: 256 * GIB,
         gpus: 1,
         gpu_bytes: 80_000_000_000,
+        cores: 32,
         synthesis_workers: 3,
         pool_buffers: 3,
     },
@@ -117,6 +122,7 @@ pub const NODES: [Node; 5] = [
         ram: 512 * GIB,
         gpus: 1,
         gpu_bytes: 141_000_000_000,
+        cores: 64,
         synthesis_workers: 6,
         pool_buffers: 11,
     },
@@ -125,6 +131,7 @@ pub const NODES: [Node; 5] = [
         ram: 512 * GIB,
         gpus: 2,
         gpu_bytes: 80_000_000_000,
+        cores: 64,
         synthesis_workers: 6,
         pool_buffers: 11,
     },
@@ -146,6 +153,8 @@ pub struct SimCircuit {
     pub times: PartitionTimes,
     /// Decode time of its parameters (sim ms).
     pub load_ms: f64,
+    /// Times its parameter set was loaded.
+    pub loads: AtomicUsize,
 }
 
 /// Milliseconds of simulation for `real_ms` real milliseconds.
@@ -181,7 +190,9 @@ impl SimCircuit {
                 start_ms: sim_ms(t.start_ms),
                 finish_ms: sim_ms(t.finish_ms),
             },
-            load_ms: sim_ms(figures.srs_bytes as f64 / DECODE_BYTES_PER_SECOND * 1e3),
+            // Decoded at the rate `cuzk plan` assumes.
+            load_ms: sim_ms(cuzk::engine::plan::load_ms(figures.srs_bytes)),
+            loads: AtomicUsize::new(0),
         })
     }
 
@@ -276,6 +287,7 @@ impl Workload for SimJob {
         Some(self.circuit.shape)
     }
     fn load_srs(&self) -> Result<Arc<Srs>, String> {
+        self.circuit.loads.fetch_add(1, Ordering::SeqCst);
         sleep_ms(self.circuit.load_ms);
         let mut srs = Srs::from_parameters(tiny_params());
         srs.h = vec![G1Affine::identity(); self.circuit.points];
@@ -322,48 +334,146 @@ impl Workload for SimJob {
     }
 }
 
-/// The stand-in prover: `prove_start` sleeps the circuit's start time on its lane (one at a
-/// time per lane, as on a device) and allocates the transients the engine charges for it (a
-/// GPU node's own host figure, or the CPU prover's); `prove_finish` sleeps the finish time and
-/// frees them.
+/// Which per-partition host transients a GPU node's stand-in prover charges and allocates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charge {
+    /// The GPU path's own ([`CircuitShape::gpu_transient_bytes`]): what the engine charges now.
+    Gpu,
+    /// The CPU prover's ([`CircuitShape::cpu_transient_bytes`]): what a GPU node was charged
+    /// before the twenty-second session, kept to measure the difference.
+    Cpu,
+}
+
+/// One stand-in device: `prove_start`s run one at a time on it, and it holds at most `at_once`
+/// partitions from the start of `prove_start` to the end of `prove_finish` (a GPU whose memory
+/// holds one partition beside its parameters makes the next `prove_start` wait for the previous
+/// `prove_finish`).
+struct Lane {
+    running: std::sync::Mutex<()>,
+    held: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+    at_once: usize,
+}
+
+impl Lane {
+    fn new(at_once: usize) -> Arc<Self> {
+        Arc::new(Self {
+            running: Default::default(),
+            held: Default::default(),
+            freed: Default::default(),
+            at_once: at_once.max(1),
+        })
+    }
+
+    fn held(&self) -> usize {
+        *self.held.lock().unwrap()
+    }
+}
+
+/// A partition's place on a [`Lane`], given back when the partition is finished or dropped.
+struct Slot(Arc<Lane>);
+
+impl Slot {
+    fn take(lane: &Arc<Lane>) -> Self {
+        let mut held = lane.held.lock().unwrap();
+        while *held >= lane.at_once {
+            held = lane.freed.wait(held).unwrap();
+        }
+        *held += 1;
+        Self(Arc::clone(lane))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *self.0.held.lock().unwrap() -= 1;
+        self.0.freed.notify_all();
+    }
+}
+
+/// The stand-in prover: `prove_start` takes a place on a lane (one `prove_start` at a time per
+/// lane, as on a device, and at most as many partitions as the device holds), sleeps the
+/// circuit's start time and allocates the transients the engine charges for it (a GPU node's
+/// own host figure, or the CPU prover's); `prove_finish` sleeps the finish time (plus the
+/// circuit's streamed-parameter copies, where the device streams them) and frees them.
 pub struct SimBackend {
-    /// Whether it stands for GPUs (charged [`CircuitShape::gpu_transient_bytes`]).
-    gpu: bool,
-    lanes: Vec<std::sync::Mutex<()>>,
+    /// Whether it stands for GPUs, and which transients it then charges.
+    gpu: Option<Charge>,
+    lanes: Vec<Arc<Lane>>,
     next: AtomicUsize,
     /// (start_ms, finish_ms) by scaled constraint count.
     times: HashMap<usize, (f64, f64)>,
     /// The longest `prove_start` seen (sim ms, as it really ran) by scaled constraint count.
     longest_start: std::sync::Mutex<HashMap<usize, f64>>,
+    /// When each `prove_finish` ended.
+    finished: std::sync::Mutex<Vec<std::time::Instant>>,
 }
 
 /// Work between the two phases: the transients (on a CPU node the CPU prover's figure, which
-/// counts the canonical copy of aux it keeps once the buffer set is back in the pool).
+/// counts the canonical copy of aux it keeps once the buffer set is back in the pool) and the
+/// partition's place on its lane.
 pub struct SimPending {
     lane: usize,
     finish_ms: f64,
     _transient: Vec<u8>,
+    _slot: Slot,
 }
 
 impl SimBackend {
-    /// A backend of `kind` with `lanes` lanes (1 for a CPU node) proving `circuits`.
+    /// A backend of `kind` with `lanes` lanes (1 for a CPU node) proving `circuits`; every lane
+    /// holds any number of partitions, and a GPU node is charged the GPU path's transients.
     pub fn new(kind: NodeKind, lanes: usize, circuits: &[Arc<SimCircuit>]) -> Arc<Self> {
+        let lanes = vec![usize::MAX; lanes.max(1)];
+        Self::with_lanes(kind, Charge::Gpu, &lanes, circuits, &HashMap::new())
+    }
+
+    /// A backend of `kind` whose lanes hold `at_once[i]` partitions each, GPU partitions
+    /// charged as `charge` says; `extra_finish_ms` adds sim ms to the finish of the circuits it
+    /// names (their streamed parameters).
+    pub fn with_lanes(
+        kind: NodeKind,
+        charge: Charge,
+        at_once: &[usize],
+        circuits: &[Arc<SimCircuit>],
+        extra_finish_ms: &HashMap<String, f64>,
+    ) -> Arc<Self> {
         Arc::new(Self {
-            gpu: kind == NodeKind::Gpu,
-            lanes: (0..lanes.max(1)).map(|_| Default::default()).collect(),
+            gpu: (kind == NodeKind::Gpu).then_some(charge),
+            lanes: at_once.iter().map(|&n| Lane::new(n)).collect(),
             next: AtomicUsize::new(0),
             times: circuits
                 .iter()
-                .map(|c| (c.shape.constraints, (c.times.start_ms, c.times.finish_ms)))
+                .map(|c| {
+                    let extra = extra_finish_ms.get(c.figures.name).copied().unwrap_or(0.0);
+                    (
+                        c.shape.constraints,
+                        (c.times.start_ms, c.times.finish_ms + extra),
+                    )
+                })
                 .collect(),
             longest_start: Default::default(),
+            finished: Default::default(),
         })
+    }
+
+    /// When each `prove_finish` so far ended, in order.
+    pub fn finish_times(&self) -> Vec<std::time::Instant> {
+        self.finished.lock().unwrap().clone()
     }
 
     /// The longest `prove_start` of `circuit` so far, as it really ran (sim ms).
     pub fn longest_start_ms(&self, circuit: &SimCircuit) -> f64 {
         let seen = self.longest_start.lock().unwrap();
         seen.get(&circuit.shape.constraints).copied().unwrap_or(0.0)
+    }
+
+    /// The lane for the next partition: the one holding the fewest, round-robin among equals.
+    fn pick_lane(&self) -> usize {
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        (0..self.lanes.len())
+            .map(|k| (first + k) % self.lanes.len())
+            .min_by_key(|&i| self.lanes[i].held())
+            .unwrap_or(0)
     }
 }
 
@@ -382,14 +492,15 @@ impl ProverBackend for SimBackend {
     ) -> cuzk::groth16::Result<Started<SimPending>> {
         let n = assignment.num_constraints();
         let (start_ms, finish_ms) = self.times.get(&n).copied().unwrap_or((0.0, 0.0));
-        let lane = self.next.fetch_add(1, Ordering::Relaxed) % self.lanes.len();
+        let lane = self.pick_lane();
         let shape = assignment.shape();
         let mut assignment = assignment;
         let mut released = assignment.take_buffers();
         drop(assignment);
+        let slot = Slot::take(&self.lanes[lane]);
         let transient = vec![0u8; self.transient_bytes(&shape) as usize];
         {
-            let _device = self.lanes[lane].lock().unwrap();
+            let _device = self.lanes[lane].running.lock().unwrap();
             let t = std::time::Instant::now();
             sleep_ms(start_ms);
             let ran = t.elapsed().as_secs_f64() * 1e3;
@@ -403,6 +514,7 @@ impl ProverBackend for SimBackend {
                 lane,
                 finish_ms,
                 _transient: transient,
+                _slot: slot,
             },
             released,
         })
@@ -411,6 +523,10 @@ impl ProverBackend for SimBackend {
     fn prove_finish(&self, pending: SimPending) -> cuzk::groth16::Result<Proof> {
         sleep_ms(pending.finish_ms);
         drop(pending);
+        self.finished
+            .lock()
+            .unwrap()
+            .push(std::time::Instant::now());
         Ok(marker_proof())
     }
 
@@ -419,10 +535,9 @@ impl ProverBackend for SimBackend {
     }
 
     fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
-        if self.gpu {
-            shape.gpu_transient_bytes()
-        } else {
-            shape.cpu_transient_bytes()
+        match self.gpu {
+            Some(Charge::Gpu) => shape.gpu_transient_bytes(),
+            Some(Charge::Cpu) | None => shape.cpu_transient_bytes(),
         }
     }
 
@@ -462,6 +577,37 @@ impl Sim {
         }
     }
 
+    /// Opens `node` for the circuits `names` with the config `plan` gives it, scaled
+    /// ([`scaled_config`]), on a backend whose GPUs hold as many partitions at once and stream
+    /// as many parameter bytes as the plan says, GPU partitions charged as `charge` says.
+    pub fn open_planned(node: Node, names: &[&str], plan: &Plan, charge: Charge) -> Self {
+        let circuits: HashMap<String, Arc<SimCircuit>> = names
+            .iter()
+            .map(|n| (n.to_string(), SimCircuit::new(n, node.kind())))
+            .collect();
+        let all: Vec<_> = circuits.values().cloned().collect();
+        let at_once: Vec<usize> = if plan.gpus.is_empty() {
+            vec![usize::MAX]
+        } else {
+            plan.gpus.iter().map(|g| g.partitions_at_once).collect()
+        };
+        let mut streamed: HashMap<String, f64> = HashMap::new();
+        for (name, bytes) in plan.gpus.iter().flat_map(|g| g.streamed.iter()) {
+            let ms = sim_ms(cuzk::engine::plan::stream_ms(*bytes));
+            let slowest = streamed.entry(name.clone()).or_default();
+            *slowest = slowest.max(ms);
+        }
+        let backend = SimBackend::with_lanes(node.kind(), charge, &at_once, &all, &streamed);
+        let engine =
+            Engine::open(scaled_config(plan), Arc::clone(&backend) as _).expect("engine opens");
+        Self {
+            node,
+            engine: Arc::new(engine),
+            backend,
+            circuits,
+        }
+    }
+
     /// A job of circuit `name`.
     pub fn job(&self, name: &str) -> Arc<SimJob> {
         SimJob::new(&self.circuits[name])
@@ -470,6 +616,131 @@ impl Sim {
     /// The circuit `name`.
     pub fn circuit(&self, name: &str) -> &Arc<SimCircuit> {
         &self.circuits[name]
+    }
+}
+
+impl Node {
+    /// This node as `cuzk plan` sees it (real sizes).
+    pub fn plan_node(&self) -> PlanNode {
+        PlanNode {
+            ram_bytes: self.ram,
+            gpu_bytes: vec![self.gpu_bytes; self.gpus],
+            cores: self.cores,
+        }
+    }
+}
+
+/// What `cuzk plan` gives the real `node` for the mix `names`. With [`Charge::Gpu`] it is
+/// `cuzk plan`'s own plan; with [`Charge::Cpu`] a GPU node is planned as it was before GPU
+/// partitions were charged their own host memory (the CPU prover's transients).
+pub fn plan(node: Node, names: &[&str], charge: Charge) -> Plan {
+    let gpu = node.kind() == NodeKind::Gpu;
+    if charge == Charge::Gpu || !gpu {
+        return plan_mix(&node.plan_node(), names).expect("the mix plans");
+    }
+    let items: Vec<PlanItem> = names
+        .iter()
+        .map(|n| plan_item(n, gpu).expect("known circuit"))
+        .collect();
+    cuzk::engine::plan::plan(
+        &node.plan_node(),
+        &items,
+        &CircuitShape::cpu_transient_bytes,
+    )
+}
+
+/// The config `plan` writes, for the scaled node: its workers and pool as they are, its
+/// budget and buffer size divided by [`SCALE`].
+pub fn scaled_config(plan: &Plan) -> Config {
+    Config {
+        synthesis_workers: plan.synthesis_workers,
+        prover_workers: plan.prover_workers,
+        pool_buffers: plan.pool_buffers,
+        buffer_constraints: (plan.buffer_constraints as u64 / SCALE) as usize,
+        memory_budget: plan.memory_budget / SCALE,
+        malloc_trim: false,
+        backend: "cpu".into(),
+        ..Config::default()
+    }
+}
+
+/// A backlog proved on a node configured as its plan says, against the plan's rate.
+pub struct PlannedRun {
+    /// The plan the node ran with.
+    pub plan: Plan,
+    /// Partitions proved per real hour in steady state (the middle eight tenths of the
+    /// backlog's partitions).
+    pub per_hour: f64,
+    /// Partitions proved in all.
+    pub partitions: usize,
+    /// Wall time from the first submit to the last completion (sim ms).
+    pub wall_ms: f64,
+    /// The scaled budget and the most the engine charged of it.
+    pub budget: u64,
+    pub charged_peak: u64,
+    /// Parameter sets loaded while the backlog ran (all were preloaded before it).
+    pub loads: usize,
+}
+
+impl PlannedRun {
+    /// Measured rate / the plan's rate.
+    pub fn ratio(&self) -> f64 {
+        self.per_hour / self.plan.throughput.partitions_per_hour
+    }
+}
+
+/// Plans `node` for the mix `names` ([`plan`] with `charge`), opens it with that config and
+/// proves `rounds` rounds of one job of each circuit (the plan's rate averages its circuits
+/// over one job each), all submitted at once, parameters preloaded.
+pub fn planned_throughput(node: Node, names: &[&str], charge: Charge, rounds: usize) -> PlannedRun {
+    let plan = plan(node, names, charge);
+    let sim = Sim::open_planned(node, names, &plan, charge);
+    let e = &sim.engine;
+    for n in names {
+        // A set that does not fit beside the others is loaded when its job comes.
+        e.preload(sim.job(n).as_ref()).ok();
+    }
+    let loaded: usize = sim
+        .circuits
+        .values()
+        .map(|c| c.loads.load(Ordering::SeqCst))
+        .sum();
+    let t = std::time::Instant::now();
+    let jobs: Vec<_> = (0..rounds)
+        .flat_map(|_| names.iter().map(|n| sim.job(n)))
+        .collect();
+    let partitions: usize = jobs.iter().map(|j| j.partitions()).sum();
+    let ids: Vec<_> = jobs
+        .into_iter()
+        .map(|j| e.submit(j).expect("submit"))
+        .collect();
+    for id in ids {
+        e.await_job(id, None).expect("proof");
+    }
+    let wall_ms = t.elapsed().as_secs_f64() * 1e3;
+    // Steady state: between the partitions that finished a tenth and nine tenths of the way
+    // through the backlog (the pipeline's fill and drain are left out, as the plan's rate
+    // leaves them out).
+    let finished = sim.backend.finish_times();
+    let (from, to) = (finished.len() / 10, finished.len() * 9 / 10);
+    let steady_ms = (finished[to - 1] - finished[from]).as_secs_f64() * 1e3;
+    let steady_partitions = (to - 1 - from) as f64;
+    let status = e.status();
+    let loads = sim
+        .circuits
+        .values()
+        .map(|c| c.loads.load(Ordering::SeqCst))
+        .sum::<usize>()
+        - loaded;
+    e.close();
+    PlannedRun {
+        per_hour: steady_partitions / (steady_ms / MS_PER_REAL_SECOND) * 3600.0,
+        partitions,
+        wall_ms,
+        budget: status.budget_limit,
+        charged_peak: status.budget_high_water,
+        loads,
+        plan,
     }
 }
 
