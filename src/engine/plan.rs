@@ -152,7 +152,9 @@ pub struct Throughput {
     /// Milliseconds a mix loses to reloading parameter sets that cannot all stay resident
     /// (step 9 of [`plan`]; 0 when they all stay).
     pub reload_ms_per_mix: f64,
-    /// Partitions per hour at best: the resource bound, less the reloads.
+    /// Partitions per hour the node can count on: the resource bound, less the reloads of a
+    /// mix whose jobs of different kinds alternate (jobs of one kind in runs reload less, up
+    /// to the resource bound).
     pub partitions_per_hour: f64,
     /// What bounds it ("synthesis", "prove_start", "prove_finish", "memory", or "parameter
     /// reloads" when sets are reloaded between jobs).
@@ -269,11 +271,13 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 ///    only the workers that keep up with it and one spare: more would only take buffer sets
 ///    from the memory that keeps parameter sets resident.
 /// 9. When the mix has two or more non-CRITICAL parameter sets that do not all stay resident,
-///    jobs of different kinds evict and reload each other's sets: each mix then loses, per
-///    such set, its decode (at an assumed [`DECODE_BYTES_PER_MS`]) and one synthesis (the
-///    pipeline refilling behind it), and the rate counts that loss. The plan is also made
-///    with every set kept resident (steps 2 to 8 sized beside all of them, so a smaller pool),
-///    and the faster of the two is the plan.
+///    jobs of different kinds evict and reload each other's sets: when kinds alternate, each
+///    mix loses, per such set, its decode (at an assumed [`DECODE_BYTES_PER_MS`]) and one
+///    synthesis (the pipeline refilling behind it), and the rate counted on is the resource
+///    bound less that loss (jobs of one kind in runs lose less). The plan is also made with
+///    every set kept resident (steps 2 to 8 sized beside all of them, so a smaller pool), and
+///    the one with the higher rate counted on is the plan: its rate does not depend on the
+///    order jobs come in.
 pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -> u64) -> Plan {
     let working_set = plan_for_residency(node, items, transient, false);
     if working_set.resident.all_resident || evictable(items).count() < 2 {
@@ -953,27 +957,36 @@ impl Plan {
             f.synthesis, f.waiting, f.prove_start, f.prove_finish, f.total
         );
         let t = &self.throughput;
-        let _ = writeln!(
-            o,
-            "throughput: at most {:.0} partitions/h ({:.1} mixes/h), bound by {} \
-             (synthesis {:.0}, prove_start {:.0}, prove_finish {:.0}, memory {:.0})",
-            t.partitions_per_hour,
-            t.mixes_per_hour,
-            t.bottleneck,
-            t.synthesis,
-            t.prove_start,
-            t.prove_finish,
-            t.memory
+        let bounds = format!(
+            "(synthesis {:.0}, prove_start {:.0}, prove_finish {:.0}, memory {:.0})",
+            t.synthesis, t.prove_start, t.prove_finish, t.memory
         );
         if t.reload_ms_per_mix > 0.0 {
             let _ = writeln!(
                 o,
-                "  (the resources alone allow {:.0}; reloading parameter sets between jobs of \
-                 different kinds costs about {:.0} s a mix: decodes at an assumed {} GB/s, \
-                 and the pipeline refilling)",
+                "throughput: {:.0} to {:.0} partitions/h ({:.1} to {:.1} mixes/h), bound by \
+                 parameter reloads {bounds}",
+                t.partitions_per_hour,
                 t.resource_bound,
+                t.mixes_per_hour,
+                t.mixes_per_hour * t.resource_bound / t.partitions_per_hour,
+            );
+            let _ = writeln!(
+                o,
+                "  ({:.0} when every job reloads its parameter set, as when kinds alternate: \
+                 about {:.0} s a mix of decodes at an assumed {} GB/s and the pipeline \
+                 refilling; up to the {:.0} the resources allow when jobs of one kind come in \
+                 runs)",
+                t.partitions_per_hour,
                 t.reload_ms_per_mix / 1e3,
-                DECODE_BYTES_PER_MS / 1e6
+                DECODE_BYTES_PER_MS / 1e6,
+                t.resource_bound
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "throughput: at most {:.0} partitions/h ({:.1} mixes/h), bound by {} {bounds}",
+                t.partitions_per_hour, t.mixes_per_hour, t.bottleneck
             );
         }
         for g in &self.gpus {
@@ -1281,7 +1294,9 @@ mod tests {
         let parts = 26.0;
         let expected = parts * 3_600_000.0 / (parts * 3_600_000.0 / t.resource_bound + reloads);
         assert!((t.partitions_per_hour - expected).abs() < 1e-6 * expected);
-        assert!(working_set.render().contains("reloading parameter sets"));
+        assert!(working_set
+            .render()
+            .contains("when every job reloads its parameter set"));
 
         let p = plan(&n, items, &gpu_host);
         assert!(p.fits && p.resident.all_resident, "{}", p.render());
