@@ -27,6 +27,14 @@ func TestPlanSizesANode(t *testing.T) {
 	if p.Circuits[3].Class != "critical" || p.InFlight.Total == 0 || p.Throughput.PartitionsPerHour <= 0 {
 		t.Fatalf("512 GiB plan details: %+v", p)
 	}
+	if tp := p.Throughput; tp.ReloadMsPerMix != 0 || tp.ResourceBound != tp.PartitionsPerHour {
+		t.Fatalf("512 GiB plan keeps every set resident, so reloads cost nothing: %+v", tp)
+	}
+	// 256 GiB cannot keep the four sets beside its pool: reloads lower the rate counted on.
+	reloading, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 256 << 30, GPUBytes: []uint64{80e9}, Cores: 64}, mix)
+	if tp := reloading.Throughput; err != nil || tp.ReloadMsPerMix <= 0 || tp.ResourceBound <= tp.PartitionsPerHour {
+		t.Fatalf("256 GiB plan: %+v %v", tp, err)
+	}
 	if !strings.Contains(p.ConfigTOML, "pool_buffers = ") {
 		t.Fatalf("config: %q", p.ConfigTOML)
 	}
