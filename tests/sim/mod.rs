@@ -693,7 +693,17 @@ impl PlannedRun {
 /// proves `rounds` rounds of one job of each circuit (the plan's rate averages its circuits
 /// over one job each), all submitted at once, parameters preloaded.
 pub fn planned_throughput(node: Node, names: &[&str], charge: Charge, rounds: usize) -> PlannedRun {
-    let plan = plan(node, names, charge);
+    run_planned(node, names, plan(node, names, charge), charge, rounds)
+}
+
+/// [`planned_throughput`] with a given plan (one the test has changed, say).
+pub fn run_planned(
+    node: Node,
+    names: &[&str],
+    plan: Plan,
+    charge: Charge,
+    rounds: usize,
+) -> PlannedRun {
     let sim = Sim::open_planned(node, names, &plan, charge);
     let e = &sim.engine;
     for n in names {
