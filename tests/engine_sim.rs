@@ -545,13 +545,15 @@ impl cuzk::engine::Workload for Low {
     }
 }
 
-/// `cuzk plan`'s config, run: the engine reaches the rate the plan promises for the mix (within
-/// a quarter: the pipeline's fill and drain, the sim's scheduling on a shared machine; within
-/// its range where sets are reloaded), charges no more
+/// `cuzk plan`'s config, run: the engine reaches the rate the plan promises for the mix (0.85
+/// to 1.25 of it: the sim's scheduling on a shared machine; within its range where sets are
+/// reloaded), charges no more
 /// than the plan's budget, allocates no more than that, and where the plan keeps every
 /// parameter set resident reloads none. Before the plan weighed reloads (its step 9), porep and
 /// snap on a 256 GiB / 80 GB node reached 0.44 of the promised rate, reloading sets 12 times;
-/// the plan now keeps both resident beside a smaller pool and runs at its rate.
+/// the plan now keeps both resident beside a smaller pool and runs at its rate. Before the plan
+/// walked the pipeline partition by partition, the GPU-lane-bound nodes (one 141 GB, two 80 GB
+/// GPUs) ran at 0.84-0.86 of it: the lanes idled whenever a PoRep job followed a SnapDeals one.
 #[test]
 fn a_node_configured_by_its_plan_proves_at_the_plans_rate_within_its_budget() {
     let _serial = serial();
@@ -599,8 +601,8 @@ fn a_node_configured_by_its_plan_proves_at_the_plans_rate_within_its_budget() {
         let mut wrong = Vec::new();
         // Where sets are reloaded, the plan gives a range: every job reloading (kinds
         // alternating) to none (kinds in runs; here WindowPoSt's priority runs its jobs first).
-        if r.per_hour < 0.75 * t.partitions_per_hour {
-            wrong.push("below 0.75 of the plan's rate");
+        if r.per_hour < 0.85 * t.partitions_per_hour {
+            wrong.push("below 0.85 of the plan's rate");
         }
         if r.per_hour > 1.25 * t.resource_bound {
             wrong.push("above 1.25 of the plan's rate: the plan undersells the node");

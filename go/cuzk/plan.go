@@ -66,7 +66,7 @@ type PlanResult struct {
 	InFlight   PlanInFlight `json:"in_flight"`
 	Throughput struct {
 		// PartitionsPerHour is the rate the node can count on: ResourceBound, less the
-		// parameter reloads of a mix whose kinds alternate.
+		// parameter reloads or pipeline waits of a mix whose kinds alternate.
 		PartitionsPerHour float64 `json:"partitions_per_hour"`
 		// ResourceBound is the rate the slowest resource allows (synthesis, the prover
 		// lanes, the finalizers, memory); above PartitionsPerHour only when sets are reloaded.
@@ -74,8 +74,11 @@ type PlanResult struct {
 		// ReloadMsPerMix is what reloading evicted parameter sets costs a mix (0 when every
 		// set stays resident).
 		ReloadMsPerMix float64 `json:"reload_ms_per_mix"`
-		Bottleneck     string  `json:"bottleneck"`
-		MixesPerHour   float64 `json:"mixes_per_hour"`
+		// PipelineMsPerMix is what the prover lanes lose a mix waiting for the first
+		// partition of a job that synthesizes slower than the one before it.
+		PipelineMsPerMix float64 `json:"pipeline_ms_per_mix"`
+		Bottleneck       string  `json:"bottleneck"`
+		MixesPerHour     float64 `json:"mixes_per_hour"`
 	} `json:"throughput"`
 	Fits bool `json:"fits"`
 	// Reason says why the mix does not fit (empty when it does).
