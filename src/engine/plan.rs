@@ -742,20 +742,35 @@ fn pipeline_mix_ms(items: &[PlanItem], lane_ms: &[f64], workers: usize, sets: us
     if n == 0 || workers == 0 || sets == 0 {
         return critical_lane_ms;
     }
-    // Enough mixes for the walk to settle into its cycle, then `workers` mixes to average
-    // over (a whole number of the workers' waves).
+    // Enough mixes for the walk to settle into its cycle, then enough to average over a whole
+    // number of the workers' waves (at most about 100,000 partitions: past that one wave's
+    // misalignment is noise).
     let settle = 2 + 2 * sets.div_ceil(n);
-    let mixes = settle + workers;
-    let (mut synthesized, mut proved) = (vec![0.0; n * mixes], vec![0.0; n * mixes]);
-    for m in 0..n * mixes {
+    let measured = (workers / gcd(n, workers)).min((100_000 / n).max(1));
+    // Only the last `workers` synthesis ends and the last `sets` lane ends are looked back
+    // at: rings of those sizes, slot m % size holding partition m - size until overwritten.
+    let (mut synthesized, mut proved) = (vec![0.0; workers], vec![0.0; sets]);
+    let (mut last_proved, mut settled_at) = (0.0, 0.0);
+    for m in 0..n * (settle + measured) {
         let (synth_ms, lane) = partitions[m % n];
-        let worker_free = m.checked_sub(workers).map_or(0.0, |k| synthesized[k]);
-        let set_free = m.checked_sub(sets).map_or(0.0, |k| proved[k]);
-        synthesized[m] = f64::max(worker_free, set_free) + synth_ms;
-        let lanes_free = m.checked_sub(1).map_or(0.0, |k| proved[k]);
-        proved[m] = f64::max(lanes_free, synthesized[m]) + lane;
+        let ready = f64::max(synthesized[m % workers], proved[m % sets]) + synth_ms;
+        synthesized[m % workers] = ready;
+        last_proved = f64::max(last_proved, ready) + lane;
+        proved[m % sets] = last_proved;
+        if m + 1 == n * settle {
+            settled_at = last_proved;
+        }
     }
-    (proved[n * mixes - 1] - proved[n * settle - 1]) / workers as f64 + critical_lane_ms
+    (last_proved - settled_at) / measured as f64 + critical_lane_ms
+}
+
+/// The greatest common divisor of `a` and `b`.
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// The four rate bounds of step 7 of [`plan`] and the rate with step 9's reloads or the

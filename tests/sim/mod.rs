@@ -608,6 +608,14 @@ impl Sim {
         }
     }
 
+    /// Parameter sets loaded so far, every circuit together.
+    pub fn loads(&self) -> usize {
+        self.circuits
+            .values()
+            .map(|c| c.loads.load(Ordering::SeqCst))
+            .sum()
+    }
+
     /// A job of circuit `name`.
     pub fn job(&self, name: &str) -> Arc<SimJob> {
         SimJob::new(&self.circuits[name])
@@ -693,28 +701,14 @@ impl PlannedRun {
 /// proves `rounds` rounds of one job of each circuit (the plan's rate averages its circuits
 /// over one job each), all submitted at once, parameters preloaded.
 pub fn planned_throughput(node: Node, names: &[&str], charge: Charge, rounds: usize) -> PlannedRun {
-    run_planned(node, names, plan(node, names, charge), charge, rounds)
-}
-
-/// [`planned_throughput`] with a given plan (one the test has changed, say).
-pub fn run_planned(
-    node: Node,
-    names: &[&str],
-    plan: Plan,
-    charge: Charge,
-    rounds: usize,
-) -> PlannedRun {
+    let plan = plan(node, names, charge);
     let sim = Sim::open_planned(node, names, &plan, charge);
     let e = &sim.engine;
     for n in names {
         // A set that does not fit beside the others is loaded when its job comes.
         e.preload(sim.job(n).as_ref()).ok();
     }
-    let loaded: usize = sim
-        .circuits
-        .values()
-        .map(|c| c.loads.load(Ordering::SeqCst))
-        .sum();
+    let loaded = sim.loads();
     let t = std::time::Instant::now();
     let jobs: Vec<_> = (0..rounds)
         .flat_map(|_| names.iter().map(|n| sim.job(n)))
@@ -736,12 +730,7 @@ pub fn run_planned(
     let steady_ms = (finished[to - 1] - finished[from]).as_secs_f64() * 1e3;
     let steady_partitions = (to - 1 - from) as f64;
     let status = e.status();
-    let loads = sim
-        .circuits
-        .values()
-        .map(|c| c.loads.load(Ordering::SeqCst))
-        .sum::<usize>()
-        - loaded;
+    let loads = sim.loads() - loaded;
     e.close();
     PlannedRun {
         per_hour: steady_partitions / (steady_ms / MS_PER_REAL_SECOND) * 3600.0,
