@@ -9,6 +9,7 @@ pub mod backend;
 pub mod budget;
 pub mod config;
 mod host_memory;
+pub mod lookahead;
 pub mod plan;
 pub mod schedule;
 pub mod state;
@@ -300,6 +301,7 @@ impl Engine {
             srs_loading: HashMap::new(),
             srs_sizes: HashMap::new(),
             shapes: HashMap::new(),
+            partition_times: HashMap::new(),
             critical: HashMap::new(),
             critical_synthesizing: 0,
             counters: Counters::default(),

@@ -2,9 +2,11 @@
 //! scheduling decision of the engine, made under the state lock from bookkeeping only.
 //!
 //! Jobs are considered highest class first (LOW work that waited longer than the aging time
-//! counts as NORMAL), FIFO within a class. A job that cannot proceed never blocks one that can:
-//! it is skipped, but the memory it waits for is reserved, so lower classes only take what is
-//! left over and the waiting job gets its turn as soon as running work drains. CRITICAL work has
+//! counts as NORMAL), FIFO within a class, except that a job whose partitions take longer to
+//! synthesize starts early enough for the provers not to wait for it ([`super::lookahead`]).
+//! A job that cannot proceed never blocks one that can: it is skipped, but the memory it waits
+//! for is reserved, so lower classes only take what is left over and the waiting job gets its
+//! turn as soon as running work drains. CRITICAL work has
 //! one buffer set and one partition's memory held back for it, and its parameter sets are never
 //! evicted for lower classes. A job that can never fit fails with `TooLarge`.
 
@@ -12,6 +14,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::lookahead::{self, Candidate};
 use super::state::{State, WorkKey};
 use super::workload::{JobId, Priority, Workload};
 use super::EngineError;
@@ -79,14 +82,7 @@ pub fn pick(
     critical_only: bool,
     failed: &mut bool,
 ) -> Option<Pick> {
-    let now = Instant::now();
-    let mut order: Vec<(Priority, JobId)> = st
-        .jobs
-        .iter()
-        .filter(|(_, j)| j.live() && !j.queued.is_empty())
-        .map(|(id, j)| (effective_class(j.priority, j.submitted, now, aging), *id))
-        .collect();
-    order.sort_unstable();
+    let order = start_order(st, aging);
     let mut reserved = 0u64;
     let mut keep = BTreeSet::new();
     for (class, id) in order {
@@ -112,6 +108,52 @@ pub fn pick(
         }
     }
     None
+}
+
+/// The jobs with partitions to start, highest class first; within a class in the order
+/// [`lookahead::order`] gives (FIFO but for slower jobs started in time). CRITICAL work stays
+/// FIFO.
+fn start_order(st: &State, aging: Duration) -> Vec<(Priority, JobId)> {
+    let now = Instant::now();
+    let mut live: Vec<(Priority, JobId)> = st
+        .jobs
+        .iter()
+        .filter(|(_, j)| j.live() && (!j.queued.is_empty() || j.in_flight > 0))
+        .map(|(id, j)| (effective_class(j.priority, j.submitted, now, aging), *id))
+        .collect();
+    live.sort_unstable();
+    let lanes = st.finishing.len();
+    let mut order = Vec::with_capacity(live.len());
+    for class_jobs in live.chunk_by(|a, b| a.0 == b.0) {
+        let class = class_jobs[0].0;
+        let candidates: Vec<Candidate> = class_jobs
+            .iter()
+            .map(|(_, id)| {
+                let j = &st.jobs[id];
+                Candidate {
+                    id: *id,
+                    queued: j.queued.len(),
+                    in_flight: j.in_flight,
+                    times: st
+                        .partition_times
+                        .get(&j.srs_key)
+                        .and_then(|t| t.estimates()),
+                    may_go_early: st.srs.contains_key(&j.srs_key),
+                }
+            })
+            .collect();
+        let ids = if class == Priority::Critical {
+            candidates
+                .iter()
+                .filter(|c| c.queued > 0)
+                .map(|c| c.id)
+                .collect()
+        } else {
+            lookahead::order(&candidates, lanes)
+        };
+        order.extend(ids.into_iter().map(|id| (class, id)));
+    }
+    order
 }
 
 fn step(

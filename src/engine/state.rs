@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use super::backend::ErasedPending;
 use super::budget::Budget;
+use super::lookahead::TimeEstimates;
 use super::workload::{JobId, Priority, Workload};
 use super::EngineError;
 use crate::groth16::{Assignment, BufferSet, CircuitShape, Srs, PROOF_BYTES};
@@ -124,6 +125,8 @@ pub struct State {
     pub srs_sizes: HashMap<String, u64>,
     /// Partition shape per SRS key: the workload's hint until a synthesis measures it.
     pub shapes: HashMap<String, CircuitShape>,
+    /// Measured synthesis and prove times per SRS key (see [`super::lookahead`]).
+    pub partition_times: HashMap<String, TimeEstimates>,
     /// SRS keys of CRITICAL work seen (submitted or preloaded), with one partition's charge:
     /// lower classes leave that much memory and one buffer set free, and never evict these
     /// parameter sets.

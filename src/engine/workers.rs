@@ -121,6 +121,12 @@ fn synthesize(inner: &Arc<Inner>, name: &str, picked: Picked) {
     if let Some(job) = st.jobs.get_mut(&id) {
         job.timings.synth_ms += synth_ms;
     }
+    if result.is_ok() {
+        st.partition_times
+            .entry(srs_key.clone())
+            .or_default()
+            .note_synth(synth_ms);
+    }
     match result {
         Err(e) => {
             st.return_buffers(replacement.expect("allocated on error"));
@@ -370,6 +376,12 @@ pub fn finalizer(inner: Arc<Inner>, name: String, lane: usize, serves: Serves) {
         {
             let mut st = inner.lock();
             *st.busy_ms.entry(name.clone()).or_default() += fin_ms;
+            if finished.is_ok() {
+                st.partition_times
+                    .entry(workload.srs_key())
+                    .or_default()
+                    .note_prove(start_ms + fin_ms);
+            }
             if let Some(job) = st.jobs.get_mut(&id) {
                 job.timings.prove_ms += start_ms + fin_ms;
                 if job.live() {
