@@ -40,7 +40,8 @@ fn real_ms(sim_ms: f64) -> f64 {
     sim_ms / sim::MS_PER_REAL_SECOND * 1000.0
 }
 
-/// `engine/sim-winning-under-load-32g`, `engine/sim-throughput-32g` and `engine/sim-plan-32g`.
+/// `engine/sim-winning-under-load-32g`, `engine/sim-throughput-32g`, `engine/sim-plan-32g` and
+/// `engine/sim-lookahead-32g`.
 fn simulation() {
     let seeds = 7u64;
     if selected("sim-winning-under-load-32g") {
@@ -113,6 +114,39 @@ fn simulation() {
                 gpu[0].plan.throughput.partitions_per_hour,
                 gpu.iter().map(|r| r.loads).sum::<usize>(),
                 rate(&cpu),
+                node.name
+            ),
+        );
+    }
+    if selected("sim-lookahead-32g") {
+        // Two 80 GB GPUs, PoRep and SnapDeals jobs alternating: the provers are the
+        // bottleneck, and a PoRep partition takes 29 s of synthesis against SnapDeals' 18 s.
+        let node = sim::node("gpu-512g-2x80gb");
+        let mix = ["porep-32g", "snap-32g"];
+        let run = |lookahead: bool| -> Vec<sim::PlannedRun> {
+            (0..3)
+                .map(|_| {
+                    sim::planned_throughput_with(node, &mix, sim::Charge::Gpu, 6, |c| {
+                        c.lookahead = lookahead
+                    })
+                })
+                .collect()
+        };
+        let (ours, fifo) = (run(true), run(false));
+        let rate =
+            |runs: &[sim::PlannedRun]| median(&runs.iter().map(|r| r.per_hour).collect::<Vec<_>>());
+        let t = &ours[0].plan.throughput;
+        report(
+            "engine/sim-lookahead-32g",
+            3_600_000.0 / rate(&ours),
+            Some(3_600_000.0 / rate(&fifo)),
+            ours.len(),
+            &format!(
+                "partitions_per_hour={:.0} fifo_per_hour={:.0} provers_bound_per_hour={:.0} plan_per_hour={:.0} node={} mix=porep+snap",
+                rate(&ours),
+                rate(&fifo),
+                t.resource_bound,
+                t.partitions_per_hour,
                 node.name
             ),
         );

@@ -39,6 +39,9 @@ pub struct Config {
     /// the budget): witness generation plus a parallel sparse product instead of evaluating
     /// every constraint as the circuit enforces it. Proofs are identical either way.
     pub pce: bool,
+    /// Within a class, start a job whose partitions synthesize slower before the work ahead
+    /// of it runs out, so the provers do not wait for it (`engine::lookahead`); off: FIFO.
+    pub lookahead: bool,
 }
 
 impl Default for Config {
@@ -57,6 +60,7 @@ impl Default for Config {
             cpu_fallback: true,
             low_aging_secs: 600,
             pce: true,
+            lookahead: true,
         }
     }
 }
@@ -89,7 +93,8 @@ impl Config {
 
     /// Applies `CUZK_SYNTHESIS_WORKERS`, `CUZK_PROVER_WORKERS`, `CUZK_POOL_BUFFERS`,
     /// `CUZK_BUFFER_CONSTRAINTS`, `CUZK_MEMORY_BUDGET`, `CUZK_MALLOC_TRIM`, `CUZK_BACKEND`,
-    /// `CUZK_DEVICES` (comma-separated ordinals), `CUZK_CPU_FALLBACK` and `CUZK_PCE` when set.
+    /// `CUZK_DEVICES` (comma-separated ordinals), `CUZK_CPU_FALLBACK`, `CUZK_PCE` and
+    /// `CUZK_LOOKAHEAD` when set.
     pub fn with_env_overrides(mut self) -> Result<Self, String> {
         fn var<T: std::str::FromStr>(name: &str) -> Result<Option<T>, String> {
             match std::env::var(name) {
@@ -136,6 +141,9 @@ impl Config {
         if let Some(v) = var("CUZK_PCE")? {
             self.pce = v;
         }
+        if let Some(v) = var("CUZK_LOOKAHEAD")? {
+            self.lookahead = v;
+        }
         Ok(self)
     }
 
@@ -178,8 +186,10 @@ mod tests {
 
     #[test]
     fn toml_overrides_defaults_and_rejects_unknown_keys() {
-        let c = Config::from_toml("synthesis_workers = 3\nmemory_budget = 1000").unwrap();
+        let c = Config::from_toml("synthesis_workers = 3\nmemory_budget = 1000\nlookahead = false")
+            .unwrap();
         assert_eq!(c.synthesis_workers, 3);
+        assert!(!c.lookahead && Config::default().lookahead);
         assert_eq!(c.memory_budget, 1000);
         assert_eq!(c.prover_workers, Config::default().prover_workers);
         assert!(Config::from_toml("synthesis_wrokers = 3").is_err());

@@ -302,6 +302,7 @@ impl Engine {
             srs_sizes: HashMap::new(),
             shapes: HashMap::new(),
             partition_times: HashMap::new(),
+            lookahead: config.lookahead,
             critical: HashMap::new(),
             critical_synthesizing: 0,
             counters: Counters::default(),

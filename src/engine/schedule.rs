@@ -111,8 +111,8 @@ pub fn pick(
 }
 
 /// The jobs with partitions to start, highest class first; within a class in the order
-/// [`lookahead::order`] gives (FIFO but for slower jobs started in time). CRITICAL work stays
-/// FIFO.
+/// [`lookahead::order`] gives (FIFO but for slower jobs started in time). CRITICAL work, and
+/// every class with `lookahead = false`, stays FIFO.
 fn start_order(st: &State, aging: Duration) -> Vec<(Priority, JobId)> {
     let now = Instant::now();
     let mut live: Vec<(Priority, JobId)> = st
@@ -142,7 +142,7 @@ fn start_order(st: &State, aging: Duration) -> Vec<(Priority, JobId)> {
                 }
             })
             .collect();
-        let ids = if class == Priority::Critical {
+        let ids = if class == Priority::Critical || !st.lookahead {
             candidates
                 .iter()
                 .filter(|c| c.queued > 0)

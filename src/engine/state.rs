@@ -127,6 +127,8 @@ pub struct State {
     pub shapes: HashMap<String, CircuitShape>,
     /// Measured synthesis and prove times per SRS key (see [`super::lookahead`]).
     pub partition_times: HashMap<String, TimeEstimates>,
+    /// Whether [`super::lookahead`] orders jobs within a class (else FIFO).
+    pub lookahead: bool,
     /// SRS keys of CRITICAL work seen (submitted or preloaded), with one partition's charge:
     /// lower classes leave that much memory and one buffer set free, and never evict these
     /// parameter sets.

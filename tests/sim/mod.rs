@@ -577,10 +577,16 @@ impl Sim {
         }
     }
 
-    /// Opens `node` for the circuits `names` with the config `plan` gives it, scaled
-    /// ([`scaled_config`]), on a backend whose GPUs hold as many partitions at once and stream
+    /// Opens `node` for the circuits `names` with `config` (the one `plan` gives it, scaled:
+    /// [`scaled_config`]), on a backend whose GPUs hold as many partitions at once and stream
     /// as many parameter bytes as the plan says, GPU partitions charged as `charge` says.
-    pub fn open_planned(node: Node, names: &[&str], plan: &Plan, charge: Charge) -> Self {
+    pub fn open_planned(
+        node: Node,
+        names: &[&str],
+        plan: &Plan,
+        charge: Charge,
+        config: Config,
+    ) -> Self {
         let circuits: HashMap<String, Arc<SimCircuit>> = names
             .iter()
             .map(|n| (n.to_string(), SimCircuit::new(n, node.kind())))
@@ -598,8 +604,7 @@ impl Sim {
             *slowest = slowest.max(ms);
         }
         let backend = SimBackend::with_lanes(node.kind(), charge, &at_once, &all, &streamed);
-        let engine =
-            Engine::open(scaled_config(plan), Arc::clone(&backend) as _).expect("engine opens");
+        let engine = Engine::open(config, Arc::clone(&backend) as _).expect("engine opens");
         Self {
             node,
             engine: Arc::new(engine),
@@ -701,8 +706,22 @@ impl PlannedRun {
 /// proves `rounds` rounds of one job of each circuit (the plan's rate averages its circuits
 /// over one job each), all submitted at once, parameters preloaded.
 pub fn planned_throughput(node: Node, names: &[&str], charge: Charge, rounds: usize) -> PlannedRun {
+    planned_throughput_with(node, names, charge, rounds, |_| {})
+}
+
+/// [`planned_throughput`] with `configure` applied to the plan's config (a bench compares
+/// engine options on one plan).
+pub fn planned_throughput_with(
+    node: Node,
+    names: &[&str],
+    charge: Charge,
+    rounds: usize,
+    configure: impl FnOnce(&mut Config),
+) -> PlannedRun {
     let plan = plan(node, names, charge);
-    let sim = Sim::open_planned(node, names, &plan, charge);
+    let mut config = scaled_config(&plan);
+    configure(&mut config);
+    let sim = Sim::open_planned(node, names, &plan, charge, config);
     let e = &sim.engine;
     for n in names {
         // A set that does not fit beside the others is loaded when its job comes.
