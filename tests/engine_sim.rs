@@ -620,6 +620,15 @@ fn a_node_configured_by_its_plan_proves_at_the_plans_rate_within_its_budget() {
         if allocated > r.budget {
             wrong.push("allocated over the budget");
         }
+        // PoRep and SnapDeals alone (no WindowPoSt to evict them): the engine groups jobs by
+        // resident set for 30 minutes at a time, longer than this backlog, so each set is
+        // loaded at most once (FIFO reloaded one at every job: 12 times).
+        let grouped = mix
+            .iter()
+            .all(|m| m.starts_with("porep") || m.starts_with("snap"));
+        if grouped && r.loads > mix.len() {
+            wrong.push("reloaded sets more often than once per affinity period");
+        }
         if r.plan.resident.all_resident && r.loads > 0 {
             wrong.push("reloaded a set the plan keeps resident");
         }

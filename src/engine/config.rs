@@ -42,6 +42,12 @@ pub struct Config {
     /// Within a class, start a job whose partitions synthesize slower before the work ahead
     /// of it runs out, so the provers do not wait for it (`engine::lookahead`); off: FIFO.
     pub lookahead: bool,
+    /// For this many seconds after a parameter set of NORMAL or LOW work (PoRep, SnapDeals) is
+    /// loaded, jobs of that class whose sets are not resident wait behind those whose are: a
+    /// node that holds one 32 GiB set at a time then switches sets at most once per period
+    /// instead of reloading 35-47 GB (about a minute) at every job; 0: no grouping. Only with
+    /// `lookahead`; WindowPoSt and WinningPoSt are never held.
+    pub affinity_secs: u64,
 }
 
 impl Default for Config {
@@ -61,6 +67,7 @@ impl Default for Config {
             low_aging_secs: 600,
             pce: true,
             lookahead: true,
+            affinity_secs: 1800,
         }
     }
 }
@@ -93,8 +100,8 @@ impl Config {
 
     /// Applies `CUZK_SYNTHESIS_WORKERS`, `CUZK_PROVER_WORKERS`, `CUZK_POOL_BUFFERS`,
     /// `CUZK_BUFFER_CONSTRAINTS`, `CUZK_MEMORY_BUDGET`, `CUZK_MALLOC_TRIM`, `CUZK_BACKEND`,
-    /// `CUZK_DEVICES` (comma-separated ordinals), `CUZK_CPU_FALLBACK`, `CUZK_PCE` and
-    /// `CUZK_LOOKAHEAD` when set.
+    /// `CUZK_DEVICES` (comma-separated ordinals), `CUZK_CPU_FALLBACK`, `CUZK_PCE`,
+    /// `CUZK_LOOKAHEAD` and `CUZK_AFFINITY_SECS` when set.
     pub fn with_env_overrides(mut self) -> Result<Self, String> {
         fn var<T: std::str::FromStr>(name: &str) -> Result<Option<T>, String> {
             match std::env::var(name) {
@@ -144,6 +151,9 @@ impl Config {
         if let Some(v) = var("CUZK_LOOKAHEAD")? {
             self.lookahead = v;
         }
+        if let Some(v) = var("CUZK_AFFINITY_SECS")? {
+            self.affinity_secs = v;
+        }
         Ok(self)
     }
 
@@ -190,6 +200,7 @@ mod tests {
             .unwrap();
         assert_eq!(c.synthesis_workers, 3);
         assert!(!c.lookahead && Config::default().lookahead);
+        assert_eq!(Config::default().affinity_secs, 1800);
         assert_eq!(c.memory_budget, 1000);
         assert_eq!(c.prover_workers, Config::default().prover_workers);
         assert!(Config::from_toml("synthesis_wrokers = 3").is_err());

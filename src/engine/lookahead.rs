@@ -12,8 +12,17 @@
 //! synthesis time, both from what the engine measured for its parameter set. Jobs start in
 //! order of that time, FIFO on ties. A job of one kind never passes an earlier job of the same
 //! kind (its latest start is later), so only a slower kind starts early, and only as early as
-//! it must. Nothing here changes which partition the provers take next, what is charged, or
-//! the order of classes.
+//! it must.
+//!
+//! Parameter affinity (NORMAL and LOW work): while the newest parameter set of the class's jobs
+//! was loaded less than the affinity time ago, a job whose set is not resident goes after the
+//! jobs whose sets are. On a node where only one of the 32 GiB PoRep (47 GB) and SnapDeals
+//! (35 GB) sets fits, alternating jobs in FIFO reload a set at every job; with affinity the
+//! sets switch at most once per affinity time, however deep the backlog, and no job waits
+//! much longer than that for its set.
+//!
+//! Nothing here changes which partition the provers take next, what is charged, or the order
+//! of classes.
 
 use super::workload::JobId;
 
@@ -60,16 +69,29 @@ pub struct Candidate {
     pub in_flight: usize,
     /// Its parameter set's estimates (None: not measured yet).
     pub times: Option<(f64, f64)>,
-    /// Whether it may start before earlier jobs: its parameters are resident, so starting it
-    /// early loads nothing and evicts nothing.
-    pub may_go_early: bool,
+    /// Whether its parameters are resident: only then may it start before earlier jobs
+    /// (starting it early loads nothing and evicts nothing).
+    pub resident: bool,
 }
 
 /// The jobs of one class with partitions to start, in the order their next synthesis should
 /// start. `jobs` holds the class's live jobs in FIFO order, those with only partitions in
 /// flight included (the provers do their work first); `lanes` is the number of devices that
-/// prove in parallel. Without an estimate for every job the order stays FIFO.
-pub fn order(jobs: &[Candidate], lanes: usize) -> Vec<JobId> {
+/// prove in parallel. With `hold_unloaded` (affinity), jobs whose parameters are not resident
+/// come last, in FIFO order. The rest are ordered by latest start, which needs an estimate for
+/// every job; without one they stay FIFO.
+pub fn order(jobs: &[Candidate], lanes: usize, hold_unloaded: bool) -> Vec<JobId> {
+    let (now, later): (Vec<Candidate>, Vec<Candidate>) = jobs
+        .iter()
+        .partition(|j| j.queued == 0 || j.resident || !hold_unloaded);
+    let mut order = by_latest_start(&now, lanes);
+    order.extend(later.iter().map(|j| j.id));
+    order
+}
+
+/// `jobs` (in FIFO order) with queued partitions, ordered by their next partition's latest
+/// start; FIFO without an estimate for every job.
+fn by_latest_start(jobs: &[Candidate], lanes: usize) -> Vec<JobId> {
     let fifo = || jobs.iter().filter(|j| j.queued > 0).map(|j| j.id).collect();
     let Some(times) = jobs.iter().map(|j| j.times).collect::<Option<Vec<_>>>() else {
         return fifo();
@@ -86,7 +108,7 @@ pub fn order(jobs: &[Candidate], lanes: usize) -> Vec<JobId> {
             continue;
         }
         let mut latest_start = reached_at - synth_ms;
-        if !job.may_go_early {
+        if !job.resident {
             latest_start = latest_start.max(latest_so_far);
         }
         latest_so_far = latest_so_far.max(latest_start);
@@ -107,7 +129,7 @@ mod tests {
             queued,
             in_flight,
             times: Some(times),
-            may_go_early: true,
+            resident: true,
         }
     }
 
@@ -123,22 +145,22 @@ mod tests {
         // The quick job's 12 partitions (queued or in flight) keep one lane busy 120 ms; the
         // slow job's first partition needs 400 ms of synthesis: it must start now.
         let jobs = [job(1, 8, 4, QUICK), job(2, 10, 0, SLOW)];
-        assert_eq!(ids(order(&jobs, 1)), [2, 1]);
+        assert_eq!(ids(order(&jobs, 1, false)), [2, 1]);
         // With 40 quick partitions ahead (400 ms of proving) it is not late yet.
         let jobs = [job(1, 36, 4, QUICK), job(2, 10, 0, SLOW)];
-        assert_eq!(ids(order(&jobs, 1)), [1, 2]);
+        assert_eq!(ids(order(&jobs, 1, false)), [1, 2]);
         // Two lanes prove the quick partitions twice as fast: the 40 take 200 ms.
         let jobs = [job(1, 36, 4, QUICK), job(2, 10, 0, SLOW)];
-        assert_eq!(ids(order(&jobs, 2)), [2, 1]);
+        assert_eq!(ids(order(&jobs, 2, false)), [2, 1]);
     }
 
     #[test]
     fn jobs_of_one_kind_stay_first_in_first_out() {
         let jobs = [job(1, 3, 2, SLOW), job(2, 10, 0, SLOW), job(3, 10, 0, SLOW)];
-        assert_eq!(ids(order(&jobs, 1)), [1, 2, 3]);
+        assert_eq!(ids(order(&jobs, 1, false)), [1, 2, 3]);
         // A quick job after slow ones never starts before them.
         let jobs = [job(1, 3, 2, SLOW), job(2, 10, 0, QUICK)];
-        assert_eq!(ids(order(&jobs, 1)), [1, 2]);
+        assert_eq!(ids(order(&jobs, 1, false)), [1, 2]);
     }
 
     #[test]
@@ -149,26 +171,50 @@ mod tests {
             job(2, 0, 30, SLOW),
             job(3, 10, 0, SLOW),
         ];
-        assert_eq!(ids(order(&jobs, 1)), [1, 3]);
+        assert_eq!(ids(order(&jobs, 1, false)), [1, 3]);
         let jobs = [job(1, 1, 0, QUICK), job(2, 0, 3, SLOW), job(3, 10, 0, SLOW)];
-        assert_eq!(ids(order(&jobs, 1)), [3, 1]);
+        assert_eq!(ids(order(&jobs, 1, false)), [3, 1]);
     }
 
     #[test]
     fn without_every_estimate_or_with_parameters_to_load_the_order_is_fifo() {
         let mut unmeasured = job(2, 10, 0, SLOW);
         unmeasured.times = None;
-        assert_eq!(ids(order(&[job(1, 8, 4, QUICK), unmeasured], 1)), [1, 2]);
+        assert_eq!(
+            ids(order(&[job(1, 8, 4, QUICK), unmeasured], 1, false)),
+            [1, 2]
+        );
         let mut not_resident = job(2, 10, 0, SLOW);
-        not_resident.may_go_early = false;
-        assert_eq!(ids(order(&[job(1, 8, 4, QUICK), not_resident], 1)), [1, 2]);
+        not_resident.resident = false;
+        assert_eq!(
+            ids(order(&[job(1, 8, 4, QUICK), not_resident], 1, false)),
+            [1, 2]
+        );
         // A later resident job may still pass both.
         let jobs = [
             job(1, 8, 4, QUICK),
             not_resident,
             job(3, 5, 0, (5000.0, 20.0)),
         ];
-        assert_eq!(ids(order(&jobs, 1)), [3, 1, 2]);
+        assert_eq!(ids(order(&jobs, 1, false)), [3, 1, 2]);
+    }
+
+    #[test]
+    fn held_for_affinity_a_job_whose_parameters_must_be_loaded_goes_after_resident_ones() {
+        let porep = |id| job(id, 10, 0, SLOW);
+        // Timed like PoRep, so that only the affinity reorders; its parameters not resident.
+        let snap = |id| Candidate {
+            resident: false,
+            ..job(id, 16, 0, SLOW)
+        };
+        let jobs = [porep(1), snap(2), porep(3), snap(4), porep(5)];
+        assert_eq!(ids(order(&jobs, 1, true)), [1, 3, 5, 2, 4]);
+        // Without estimates too.
+        let unmeasured = jobs.map(|j| Candidate { times: None, ..j });
+        assert_eq!(ids(order(&unmeasured, 1, true)), [1, 3, 5, 2, 4]);
+        // Not held (the sets were loaded longer than the affinity time ago): FIFO.
+        assert_eq!(ids(order(&jobs, 1, false)), [1, 2, 3, 4, 5]);
+        assert_eq!(ids(order(&unmeasured, 1, false)), [1, 2, 3, 4, 5]);
     }
 
     #[test]

@@ -303,6 +303,7 @@ impl Engine {
             shapes: HashMap::new(),
             partition_times: HashMap::new(),
             lookahead: config.lookahead,
+            affinity: Duration::from_secs(config.affinity_secs),
             critical: HashMap::new(),
             critical_synthesizing: 0,
             counters: Counters::default(),

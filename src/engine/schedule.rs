@@ -138,7 +138,7 @@ fn start_order(st: &State, aging: Duration) -> Vec<(Priority, JobId)> {
                         .partition_times
                         .get(&j.srs_key)
                         .and_then(|t| t.estimates()),
-                    may_go_early: st.srs.contains_key(&j.srs_key),
+                    resident: st.srs.contains_key(&j.srs_key),
                 }
             })
             .collect();
@@ -149,7 +149,16 @@ fn start_order(st: &State, aging: Duration) -> Vec<(Priority, JobId)> {
                 .map(|c| c.id)
                 .collect()
         } else {
-            lookahead::order(&candidates, lanes)
+            // Jobs whose sets are not resident wait while the class's newest set is younger
+            // than the affinity time; deadline work never waits for affinity.
+            let newest_load = class_jobs
+                .iter()
+                .filter_map(|(_, id)| st.srs.get(&st.jobs[id].srs_key))
+                .map(|r| r.loaded_at)
+                .max();
+            let hold = class >= Priority::Normal
+                && newest_load.is_some_and(|t| now.saturating_duration_since(t) < st.affinity);
+            lookahead::order(&candidates, lanes, hold)
         };
         order.extend(ids.into_iter().map(|id| (class, id)));
     }

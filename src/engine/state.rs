@@ -82,6 +82,8 @@ pub struct Resident {
     /// Partitions in flight that use it (picked and not yet finished); 0 means evictable.
     pub users: usize,
     pub last_used: Instant,
+    /// When it became resident (parameter affinity counts from the newest load).
+    pub loaded_at: Instant,
 }
 
 /// Counters since open.
@@ -129,6 +131,9 @@ pub struct State {
     pub partition_times: HashMap<String, TimeEstimates>,
     /// Whether [`super::lookahead`] orders jobs within a class (else FIFO).
     pub lookahead: bool,
+    /// For how long after the newest load of a class's parameter sets jobs whose sets are not
+    /// resident wait behind those whose are (NORMAL and LOW; see [`super::lookahead`]).
+    pub affinity: std::time::Duration,
     /// SRS keys of CRITICAL work seen (submitted or preloaded), with one partition's charge:
     /// lower classes leave that much memory and one buffer set free, and never evict these
     /// parameter sets.

@@ -35,6 +35,15 @@ pub enum Serves {
 /// buffers, or starts a parameter decode on a loader thread.
 pub fn synthesis_worker(inner: Arc<Inner>, name: String, serves: Serves) {
     let aging = Duration::from_secs(inner.config.low_aging_secs);
+    // Re-picks at least this often, so LOW work ages and a job deferred for parameter
+    // affinity gets its turn even when nothing else happens.
+    let affinity = Duration::from_secs(inner.config.affinity_secs);
+    let tick = if affinity.is_zero() {
+        aging
+    } else {
+        aging.min(affinity)
+    }
+    .max(Duration::from_millis(50));
     let transient = |s: &CircuitShape| inner.backend.transient_bytes(s);
     loop {
         let mut st = inner.lock();
@@ -57,12 +66,7 @@ pub fn synthesis_worker(inner: Arc<Inner>, name: String, serves: Serves) {
             if let Some(p) = p {
                 break p;
             }
-            // Wake up now and then so LOW work ages even when nothing else happens.
-            st = inner.unlock_and_wait(
-                &inner.work_cv,
-                st,
-                Some(aging.max(Duration::from_millis(50))),
-            );
+            st = inner.unlock_and_wait(&inner.work_cv, st, Some(tick));
         };
         // Frees what the pick evicted before this worker allocates anything.
         inner.unlock(st);
@@ -529,6 +533,7 @@ pub fn install_srs(
             bytes,
             users: 0,
             last_used: Instant::now(),
+            loaded_at: Instant::now(),
         },
     );
     debug!("SRS {key} resident ({} MiB)", bytes >> 20);

@@ -673,6 +673,10 @@ pub fn scaled_config(plan: &Plan) -> Config {
         memory_budget: plan.memory_budget / SCALE,
         malloc_trim: false,
         backend: "cpu".into(),
+        // The default 30 minutes, in the simulation's time (whole seconds, at least 1).
+        affinity_secs: ((Config::default().affinity_secs as f64 * MS_PER_REAL_SECOND / 1000.0)
+            .round() as u64)
+            .max(1),
         ..Config::default()
     }
 }
