@@ -72,8 +72,14 @@ type PlanResult struct {
 		// lanes, the finalizers, memory); above PartitionsPerHour only when sets are reloaded.
 		ResourceBound float64 `json:"resource_bound"`
 		// ReloadMsPerMix is what reloading evicted parameter sets costs a mix (0 when every
-		// set stays resident).
+		// set stays resident): with the engine's parameter affinity (AffinitySecs > 0) a
+		// share of one switch of every set per affinity period, else every job's reload.
 		ReloadMsPerMix float64 `json:"reload_ms_per_mix"`
+		// ReloadMsPerJobMix is what a mix would lose if every job reloaded its set.
+		ReloadMsPerJobMix float64 `json:"reload_ms_per_job_mix"`
+		// AffinitySecs is how long the plan counts on the engine holding a set (0: not
+		// counted, as when WindowPoSt evicts the sets).
+		AffinitySecs uint64 `json:"affinity_secs"`
 		// PipelineMsPerMix is what the prover lanes lose a mix waiting for the first
 		// partition of a job that synthesizes slower than the one before it.
 		PipelineMsPerMix float64 `json:"pipeline_ms_per_mix"`

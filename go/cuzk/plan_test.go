@@ -35,6 +35,15 @@ func TestPlanSizesANode(t *testing.T) {
 	if tp := reloading.Throughput; err != nil || tp.ReloadMsPerMix <= 0 || tp.ResourceBound <= tp.PartitionsPerHour {
 		t.Fatalf("256 GiB plan: %+v %v", tp, err)
 	}
+	// WindowPoSt evicts the sets, so every job reloads; PoRep and SnapDeals alone are grouped
+	// by the engine's parameter affinity and pay a share of one switch per period.
+	if tp := reloading.Throughput; tp.AffinitySecs != 0 || tp.ReloadMsPerJobMix != tp.ReloadMsPerMix {
+		t.Fatalf("256 GiB plan with WindowPoSt: %+v", tp)
+	}
+	grouped, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 256 << 30, GPUBytes: []uint64{80e9}, Cores: 32}, mix[:2])
+	if tp := grouped.Throughput; err != nil || tp.AffinitySecs != 1800 || tp.ReloadMsPerMix <= 0 || tp.ReloadMsPerMix >= tp.ReloadMsPerJobMix/10 {
+		t.Fatalf("256 GiB porep+snap plan: %+v %v", tp, err)
+	}
 	if !strings.Contains(p.ConfigTOML, "pool_buffers = ") {
 		t.Fatalf("config: %q", p.ConfigTOML)
 	}

@@ -67,10 +67,13 @@ impl Default for Config {
             low_aging_secs: 600,
             pce: true,
             lookahead: true,
-            affinity_secs: 1800,
+            affinity_secs: DEFAULT_AFFINITY_SECS,
         }
     }
 }
+
+/// Default of [`Config::affinity_secs`] (also what `cuzk plan` counts on).
+pub const DEFAULT_AFFINITY_SECS: u64 = 1800;
 
 /// The most synthesis workers, prover workers or pool buffer sets an engine accepts (far
 /// above what any node uses: one per core or device).

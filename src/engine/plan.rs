@@ -18,6 +18,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::config::DEFAULT_AFFINITY_SECS;
 use super::schedule::partition_charge;
 use super::workload::Priority;
 use crate::gpu::footprint::gpu_fit;
@@ -150,8 +151,16 @@ pub struct Throughput {
     /// The smallest of the four.
     pub resource_bound: f64,
     /// Milliseconds a mix loses to reloading parameter sets that cannot all stay resident
-    /// (step 9 of [`plan`]; 0 when they all stay).
+    /// (step 9 of [`plan`]; 0 when they all stay): with the engine's parameter affinity, a
+    /// share of one switch of every set per affinity period (PoRep and SnapDeals), else every
+    /// job's.
     pub reload_ms_per_mix: f64,
+    /// What a mix would lose if every job reloaded its set (kinds alternating, affinity off):
+    /// the decodes and a synthesis each. Equals `reload_ms_per_mix` where jobs are not
+    /// grouped (WindowPoSt evicts sets).
+    pub reload_ms_per_job_mix: f64,
+    /// Seconds the plan counts on the engine's affinity holding a set (0: not counted).
+    pub affinity_secs: u64,
     /// Milliseconds a mix loses, beyond the resource bound, to the pipeline's depth: the
     /// prover lanes idle while the first partition of a job that synthesizes slower than the
     /// one before it is synthesized (jobs of different kinds alternating; counted in the
@@ -277,21 +286,26 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 ///    only the workers that keep up with it and one spare: more would only take buffer sets
 ///    from the memory that keeps parameter sets resident.
 /// 9. When the mix has two or more non-CRITICAL parameter sets that do not all stay resident,
-///    jobs of different kinds evict and reload each other's sets: when kinds alternate, each
-///    mix loses, per such set, its decode (at an assumed [`DECODE_BYTES_PER_MS`]) and one
-///    synthesis (the pipeline refilling behind it), and the rate counted on is the resource
+///    jobs of different kinds evict and reload each other's sets, each reload costing its
+///    decode (at an assumed [`DECODE_BYTES_PER_MS`]) and one synthesis (the pipeline refilling
+///    behind it). Where only PoRep and SnapDeals (NORMAL) sets are evicted, the engine's
+///    parameter affinity switches sets at most once per affinity period under a backlog, so a
+///    mix loses that share of one reload of every set; otherwise (WindowPoSt evicting them)
+///    every job reloads its set when kinds alternate. The rate counted on is the resource
 ///    bound less that loss (jobs of one kind in runs lose less). The plan is also made with
 ///    every set kept resident (steps 2 to 8 sized beside all of them, so a smaller pool), and
-///    the one with the higher rate counted on is the plan: its rate does not depend on the
-///    order jobs come in.
+///    that one is the plan unless the working set's rate counted on beats its resource bound.
 pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -> u64) -> Plan {
     let working_set = plan_for_residency(node, items, transient, false);
     if working_set.resident.all_resident || evictable(items).count() < 2 {
         return working_set;
     }
     let mut all_resident = plan_for_residency(node, items, transient, true);
+    // Compared without the pipeline's loss at kind switches, which only the all-resident plan
+    // counts (the working set's reloads count a refill instead) and the engine's lookahead
+    // mostly wins back.
     if !all_resident.fits
-        || all_resident.throughput.partitions_per_hour < working_set.throughput.partitions_per_hour
+        || all_resident.throughput.resource_bound < working_set.throughput.partitions_per_hour
     {
         return working_set;
     }
@@ -577,13 +591,21 @@ fn plan_with_synthesis_cap(
                 .fold(0.0, f64::max)
         })
         .collect();
-    // Step 9's loss: each evictable set decoded again, and one synthesis behind it, a mix.
-    let reload_ms_per_mix = if all_resident || evictable(items).count() < 2 {
-        0.0
+    // Step 9's loss: each evictable set decoded again, and one synthesis behind it, a mix;
+    // once per affinity period where only NORMAL and LOW sets are evicted.
+    let reloads = if all_resident || evictable(items).count() < 2 {
+        Reloads::default()
     } else {
-        evictable(items)
-            .map(|i| load_ms(resident(i)) + i.synth_ms)
-            .sum()
+        Reloads {
+            per_job_ms: evictable(items)
+                .map(|i| load_ms(resident(i)) + i.synth_ms)
+                .sum(),
+            grouped_sets: if evictable(items).all(|i| i.class >= Priority::Normal) {
+                evictable(items).count()
+            } else {
+                0
+            },
+        }
     };
     let throughput = throughput(
         items,
@@ -594,7 +616,7 @@ fn plan_with_synthesis_cap(
             serial: serial_lanes,
             finalizers,
         },
-        reload_ms_per_mix,
+        reloads,
     );
 
     let mut notes = Vec::new();
@@ -773,6 +795,29 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
+/// Partitions per hour of `t`'s mixes if each lost `reload_ms` instead of its reloads.
+fn parts_per_hour(t: &Throughput, reload_ms: f64) -> f64 {
+    let parts = t.partitions_per_hour / t.mixes_per_hour;
+    let work_ms = parts * 3_600_000.0 / t.resource_bound;
+    parts * 3_600_000.0 / (work_ms + reload_ms)
+}
+
+/// Step 9's parameter reloads of a mix.
+#[derive(Clone, Copy, Default)]
+struct Reloads {
+    /// Every evictable set decoded again and the pipeline refilled behind it: what a mix loses
+    /// when every job reloads its set.
+    per_job_ms: f64,
+    /// Sets the engine's parameter affinity groups jobs by (0: not grouped, as when WindowPoSt
+    /// evicts them): with a backlog of every kind it switches sets at most once per
+    /// [`AFFINITY_MS`], so a mix pays `per_job_ms` times its work over `grouped_sets` periods.
+    grouped_sets: usize,
+}
+
+/// What `cuzk plan` counts on the engine's parameter affinity to hold a set for (the default
+/// `affinity_secs`).
+const AFFINITY_MS: f64 = DEFAULT_AFFINITY_SECS as f64 * 1e3;
+
 /// The four rate bounds of step 7 of [`plan`] and the rate with step 9's reloads or the
 /// pipeline's losses ([`pipeline_mix_ms`]);
 /// `stream_ms[k]` is added to `items[k]`'s finish (its streamed parameters' copies).
@@ -781,7 +826,7 @@ fn throughput(
     stream_ms: &[f64],
     in_flight: &InFlight,
     lanes: Lanes,
-    reload_ms_per_mix: f64,
+    reloads: Reloads,
 ) -> Throughput {
     let Lanes {
         lanes,
@@ -847,6 +892,12 @@ fn throughput(
         })
         .collect();
     let work_ms = parts as f64 * 3_600_000.0 / resource_bound;
+    let reload_ms_per_mix = if reloads.grouped_sets > 0 {
+        let share = work_ms / (reloads.grouped_sets as f64 * AFFINITY_MS);
+        reloads.per_job_ms * share.min(1.0)
+    } else {
+        reloads.per_job_ms
+    };
     let pipeline_ms_per_mix = if reload_ms_per_mix == 0.0 {
         let sets = in_flight.synthesis + in_flight.waiting + in_flight.prove_start;
         let loss = pipeline_mix_ms(items, &lane_ms, in_flight.synthesis, sets) - work_ms;
@@ -873,6 +924,12 @@ fn throughput(
         memory,
         resource_bound,
         reload_ms_per_mix,
+        reload_ms_per_job_mix: reloads.per_job_ms,
+        affinity_secs: if reloads.grouped_sets > 0 {
+            DEFAULT_AFFINITY_SECS
+        } else {
+            0
+        },
         pipeline_ms_per_mix,
         partitions_per_hour,
         bottleneck,
@@ -1067,17 +1124,34 @@ impl Plan {
                 t.mixes_per_hour,
                 t.mixes_per_hour * t.resource_bound / t.partitions_per_hour,
             );
-            let _ = writeln!(
-                o,
-                "  ({:.0} when every job reloads its parameter set, as when kinds alternate: \
-                 about {:.0} s a mix of decodes at an assumed {} GB/s and the pipeline \
-                 refilling; up to the {:.0} the resources allow when jobs of one kind come in \
-                 runs)",
-                t.partitions_per_hour,
-                t.reload_ms_per_mix / 1e3,
-                DECODE_BYTES_PER_MS / 1e6,
-                t.resource_bound
-            );
+            if t.affinity_secs > 0 {
+                let per_job = parts_per_hour(t, t.reload_ms_per_job_mix);
+                let _ = writeln!(
+                    o,
+                    "  ({:.0} with a backlog of every kind: the engine switches parameter sets \
+                     at most once per {} s (affinity_secs), {:.0} s of decodes at an assumed \
+                     {} GB/s and the pipeline refilling for a switch of every set; up to the \
+                     {:.0} the resources allow when jobs of one kind come in runs; {per_job:.0} \
+                     if every job reloaded its set, affinity_secs = 0)",
+                    t.partitions_per_hour,
+                    t.affinity_secs,
+                    t.reload_ms_per_job_mix / 1e3,
+                    DECODE_BYTES_PER_MS / 1e6,
+                    t.resource_bound
+                );
+            } else {
+                let _ = writeln!(
+                    o,
+                    "  ({:.0} when every job reloads its parameter set, as when kinds \
+                     alternate: about {:.0} s a mix of decodes at an assumed {} GB/s and the \
+                     pipeline refilling; up to the {:.0} the resources allow when jobs of one \
+                     kind come in runs)",
+                    t.partitions_per_hour,
+                    t.reload_ms_per_mix / 1e3,
+                    DECODE_BYTES_PER_MS / 1e6,
+                    t.resource_bound
+                );
+            }
         } else {
             let _ = writeln!(
                 o,
@@ -1384,7 +1458,7 @@ mod tests {
     fn a_mix_whose_sets_cannot_all_stay_resident_weighs_reloads_against_a_smaller_pool() {
         // A GPU node's host charge per partition is small (the GPU holds the transients), so
         // the budget left after one parameter set would take many buffer sets; porep and snap
-        // jobs would then evict and reload each other's 47 GB and 35 GB sets.
+        // jobs then evict and reload each other's 47 GB and 35 GB sets.
         let gpu_host = |_: &CircuitShape| 95 << 20;
         let items = &mix_32g()[..2];
         let n = node(256, 1, 32);
@@ -1395,25 +1469,46 @@ mod tests {
             .iter()
             .map(|i| load_ms(i.srs_bytes) + i.synth_ms)
             .sum();
-        assert_eq!(t.reload_ms_per_mix, reloads);
-        assert_eq!(t.bottleneck, "parameter reloads");
+        assert_eq!(t.reload_ms_per_job_mix, reloads);
+        // The engine's affinity switches the two sets at most once per period each: a mix
+        // pays its work's share of two periods.
         let parts = 26.0;
-        let expected = parts * 3_600_000.0 / (parts * 3_600_000.0 / t.resource_bound + reloads);
+        let work_ms = parts * 3_600_000.0 / t.resource_bound;
+        let share = work_ms / (2.0 * AFFINITY_MS);
+        assert!(share < 0.1, "{share}");
+        assert!((t.reload_ms_per_mix - reloads * share).abs() < 1e-6 * reloads);
+        assert_eq!(t.affinity_secs, DEFAULT_AFFINITY_SECS);
+        assert_eq!(t.bottleneck, "parameter reloads");
+        let expected = parts * 3_600_000.0 / (work_ms + reloads * share);
         assert!((t.partitions_per_hour - expected).abs() < 1e-6 * expected);
-        assert!(working_set
+        assert!(working_set.render().contains("at most once per 1800 s"));
+
+        // Kept resident, both sets leave room for fewer workers: synthesis bounds it well
+        // below the working set's rate, so the working set is the plan.
+        let all = plan_for_residency(&n, items, &gpu_host, true);
+        assert!(all.resident.all_resident && all.pool_buffers < working_set.pool_buffers);
+        assert!(all.throughput.resource_bound < t.partitions_per_hour);
+        let p = plan(&n, items, &gpu_host);
+        assert!(p.fits && !p.resident.all_resident, "{}", p.render());
+        assert_eq!(p.pool_buffers, working_set.pool_buffers);
+
+        // 512 GiB and two GPUs: keeping both sets costs the pool little, and the working set
+        // would not beat what the resources allow with both resident.
+        let big = plan(&node(512, 2, 64), items, &gpu_host);
+        assert!(big.fits && big.resident.all_resident, "{}", big.render());
+        assert_eq!(big.throughput.reload_ms_per_mix, 0.0);
+        assert!(big.notes[0].contains("every parameter set is kept resident"));
+
+        // With WindowPoSt in the mix its jobs evict the sets whatever the affinity: every job
+        // reloads when kinds alternate.
+        let full = plan_for_residency(&n, &mix_32g(), &gpu_host, false);
+        let f = &full.throughput;
+        assert!(!full.resident.all_resident);
+        assert_eq!(f.affinity_secs, 0);
+        assert!(f.reload_ms_per_mix > 0.0 && f.reload_ms_per_mix == f.reload_ms_per_job_mix);
+        assert!(full
             .render()
             .contains("when every job reloads its parameter set"));
-
-        let p = plan(&n, items, &gpu_host);
-        assert!(p.fits && p.resident.all_resident, "{}", p.render());
-        assert!(p.pool_buffers < working_set.pool_buffers);
-        assert_eq!(p.throughput.reload_ms_per_mix, 0.0);
-        assert!(
-            p.throughput.partitions_per_hour > working_set.throughput.partitions_per_hour,
-            "{}",
-            p.render()
-        );
-        assert!(p.notes[0].contains("every parameter set is kept resident"));
 
         // 128 GiB cannot hold both sets beside a pipeline: the plan keeps the working set and
         // says what the reloads cost.
