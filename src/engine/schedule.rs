@@ -3,11 +3,12 @@
 //!
 //! Jobs are considered highest class first (LOW work that waited longer than the aging time
 //! counts as NORMAL), FIFO within a class, except that a job whose partitions take longer to
-//! synthesize starts early enough for the provers not to wait for it ([`super::lookahead`]).
-//! A job that cannot proceed never blocks one that can: it is skipped, but the memory it waits
-//! for is reserved, so lower classes only take what is left over and the waiting job gets its
-//! turn as soon as running work drains. CRITICAL work has
-//! one buffer set and one partition's memory held back for it, and its parameter sets are never
+//! synthesize starts early enough for the provers not to wait for it, and that NORMAL and LOW
+//! jobs whose parameters are not resident wait behind those whose are for a while after a set
+//! was loaded ([`super::lookahead`]). A job that cannot proceed never blocks one that can: it
+//! is skipped, but the memory it waits for is reserved, so lower classes only take what is left
+//! over and the waiting job gets its turn as soon as running work drains. CRITICAL work has one
+//! buffer set and one partition's memory held back for it, and its parameter sets are never
 //! evicted for lower classes. A job that can never fit fails with `TooLarge`.
 
 use std::collections::BTreeSet;
