@@ -40,6 +40,11 @@ fn real_ms(sim_ms: f64) -> f64 {
     sim_ms / sim::MS_PER_REAL_SECOND * 1000.0
 }
 
+/// The median steady-state rate (partitions per hour) of planned runs.
+fn median_per_hour(runs: &[sim::PlannedRun]) -> f64 {
+    median(&runs.iter().map(|r| r.per_hour).collect::<Vec<_>>())
+}
+
 /// `engine/sim-winning-under-load-32g`, `engine/sim-throughput-32g`, `engine/sim-plan-32g` and
 /// `engine/sim-lookahead-32g`.
 fn simulation() {
@@ -100,8 +105,7 @@ fn simulation() {
                 .collect()
         };
         let (gpu, cpu) = (run(sim::Charge::Gpu), run(sim::Charge::Cpu));
-        let rate =
-            |runs: &[sim::PlannedRun]| median(&runs.iter().map(|r| r.per_hour).collect::<Vec<_>>());
+        let rate = median_per_hour;
         let ratio = median(&gpu.iter().map(|r| r.ratio()).collect::<Vec<_>>());
         report(
             "engine/sim-plan-32g",
@@ -133,8 +137,7 @@ fn simulation() {
                 .collect()
         };
         let (ours, fifo) = (run(true), run(false));
-        let rate =
-            |runs: &[sim::PlannedRun]| median(&runs.iter().map(|r| r.per_hour).collect::<Vec<_>>());
+        let rate = median_per_hour;
         let t = &ours[0].plan.throughput;
         report(
             "engine/sim-lookahead-32g",

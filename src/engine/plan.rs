@@ -1124,34 +1124,39 @@ impl Plan {
                 t.mixes_per_hour,
                 t.mixes_per_hour * t.resource_bound / t.partitions_per_hour,
             );
-            if t.affinity_secs > 0 {
-                let per_job = parts_per_hour(t, t.reload_ms_per_job_mix);
-                let _ = writeln!(
-                    o,
-                    "  ({:.0} with a backlog of every kind: the engine switches parameter sets \
-                     at most once per {} s (affinity_secs), {:.0} s of decodes at an assumed \
-                     {} GB/s and the pipeline refilling for a switch of every set; up to the \
-                     {:.0} the resources allow when jobs of one kind come in runs; {per_job:.0} \
-                     if every job reloaded its set, affinity_secs = 0)",
-                    t.partitions_per_hour,
-                    t.affinity_secs,
-                    t.reload_ms_per_job_mix / 1e3,
-                    DECODE_BYTES_PER_MS / 1e6,
-                    t.resource_bound
-                );
+            let (how, otherwise) = if t.affinity_secs > 0 {
+                (
+                    format!(
+                        "with a backlog of every kind: the engine switches parameter sets at \
+                         most once per {} s (affinity_secs), {:.0} s of decodes at an assumed \
+                         {} GB/s and the pipeline refilling for a switch of every set",
+                        t.affinity_secs,
+                        t.reload_ms_per_job_mix / 1e3,
+                        DECODE_BYTES_PER_MS / 1e6
+                    ),
+                    format!(
+                        "; {:.0} if every job reloaded its set, affinity_secs = 0",
+                        parts_per_hour(t, t.reload_ms_per_job_mix)
+                    ),
+                )
             } else {
-                let _ = writeln!(
-                    o,
-                    "  ({:.0} when every job reloads its parameter set, as when kinds \
-                     alternate: about {:.0} s a mix of decodes at an assumed {} GB/s and the \
-                     pipeline refilling; up to the {:.0} the resources allow when jobs of one \
-                     kind come in runs)",
-                    t.partitions_per_hour,
-                    t.reload_ms_per_mix / 1e3,
-                    DECODE_BYTES_PER_MS / 1e6,
-                    t.resource_bound
-                );
-            }
+                (
+                    format!(
+                        "when every job reloads its parameter set, as when kinds alternate: \
+                         about {:.0} s a mix of decodes at an assumed {} GB/s and the pipeline \
+                         refilling",
+                        t.reload_ms_per_job_mix / 1e3,
+                        DECODE_BYTES_PER_MS / 1e6
+                    ),
+                    String::new(),
+                )
+            };
+            let _ = writeln!(
+                o,
+                "  ({:.0} {how}; up to the {:.0} the resources allow when jobs of one kind come \
+                 in runs{otherwise})",
+                t.partitions_per_hour, t.resource_bound
+            );
         } else {
             let _ = writeln!(
                 o,
