@@ -41,6 +41,7 @@ fn main() {
     let parted_cases = [
         ("parted-snap-2k", "snap", 7),
         ("parted-porep-2k", "porep-v1_1", 5),
+        ("parted-winning-2k", "winning", 9),
     ];
     let fixture = cases
         .iter()

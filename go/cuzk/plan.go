@@ -31,6 +31,8 @@ type PlanCircuit struct {
 	SetBytes   uint64 `json:"set_bytes"`
 	// PartitionBytes is what the engine charges per partition in flight.
 	PartitionBytes uint64 `json:"partition_bytes"`
+	// SynthMs is one partition's synthesis time with the planned workers sharing the cores.
+	SynthMs float64 `json:"synth_ms"`
 	// NeedBytes is what one job needs beside the pool (the engine's TooLarge check).
 	NeedBytes uint64 `json:"need_bytes"`
 	Fits      bool   `json:"fits"`

@@ -30,19 +30,23 @@ func TestPlanSizesANode(t *testing.T) {
 	if tp := p.Throughput; tp.ReloadMsPerMix != 0 || tp.ResourceBound < tp.PartitionsPerHour {
 		t.Fatalf("512 GiB plan keeps every set resident, so reloads cost nothing: %+v", tp)
 	}
-	// 256 GiB cannot keep the four sets beside its pool: reloads lower the rate counted on.
-	reloading, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 256 << 30, GPUBytes: []uint64{80e9}, Cores: 64}, mix)
+	// 192 GiB cannot keep the four sets beside its pool: reloads lower the rate counted on.
+	reloading, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 192 << 30, GPUBytes: []uint64{80e9}, Cores: 64}, mix)
 	if tp := reloading.Throughput; err != nil || tp.ReloadMsPerMix <= 0 || tp.ResourceBound <= tp.PartitionsPerHour {
-		t.Fatalf("256 GiB plan: %+v %v", tp, err)
+		t.Fatalf("192 GiB plan: %+v %v", tp, err)
 	}
 	// WindowPoSt evicts the sets, so every job reloads; PoRep and SnapDeals alone are grouped
 	// by the engine's parameter affinity and pay a share of one switch per period.
 	if tp := reloading.Throughput; tp.AffinitySecs != 0 || tp.ReloadMsPerJobMix != tp.ReloadMsPerMix {
-		t.Fatalf("256 GiB plan with WindowPoSt: %+v", tp)
+		t.Fatalf("192 GiB plan with WindowPoSt: %+v", tp)
 	}
-	grouped, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 256 << 30, GPUBytes: []uint64{80e9}, Cores: 32}, mix[:2])
+	grouped, err := cuzk.Plan(cuzk.PlanNode{RAMBytes: 192 << 30, GPUBytes: []uint64{80e9}, Cores: 32}, mix[:2])
 	if tp := grouped.Throughput; err != nil || tp.AffinitySecs != 1800 || tp.ReloadMsPerMix <= 0 || tp.ReloadMsPerMix >= tp.ReloadMsPerJobMix/10 {
-		t.Fatalf("256 GiB porep+snap plan: %+v %v", tp, err)
+		t.Fatalf("192 GiB porep+snap plan: %+v %v", tp, err)
+	}
+	// A PoRep partition's synthesis spreads over its challenges, SnapDeals' over few cores.
+	if c := grouped.Circuits; c[0].SynthMs <= 0 || c[0].SynthMs >= c[1].SynthMs {
+		t.Fatalf("192 GiB porep+snap synthesis times: %+v", c)
 	}
 	if !strings.Contains(p.ConfigTOML, "pool_buffers = ") {
 		t.Fatalf("config: %q", p.ConfigTOML)

@@ -53,12 +53,31 @@ pub struct PlanItem {
     /// Host bytes resident beside the parameters (the circuit's pre-compiled constraint
     /// system); never on a GPU.
     pub pce_bytes: u64,
-    /// Synthesis of one partition on one worker, in milliseconds.
+    /// Synthesis of one partition on one core (its CPU time), in milliseconds.
     pub synth_ms: f64,
+    /// The most cores one partition's synthesis keeps busy (its witness split over its parts,
+    /// the sparse product over rows): the plan divides `synth_ms` by this or by the cores each
+    /// synthesis worker has, whichever is fewer ([`synthesis_wall_ms`]). 1: one core a worker.
+    pub synth_threads: f64,
     /// `prove_start` of one partition on the prover lane, in milliseconds.
     pub start_ms: f64,
     /// `prove_finish` of one partition on a finalizer, in milliseconds.
     pub finish_ms: f64,
+}
+
+/// Milliseconds one partition's synthesis takes (`cpu_ms` of CPU time, spread over at most
+/// `threads` cores) while `workers` syntheses share the cores the prover lanes leave
+/// (`cores - lanes`, one a lane for its host work): the steady state of a node with a backlog,
+/// every worker busy. Never less than one core a synthesis.
+pub fn synthesis_wall_ms(
+    cpu_ms: f64,
+    threads: f64,
+    cores: usize,
+    lanes: usize,
+    workers: usize,
+) -> f64 {
+    let each = cores.saturating_sub(lanes).max(1) as f64 / workers.max(1) as f64;
+    cpu_ms / each.min(threads).max(1.0)
 }
 
 fn class_name<S: Serializer>(class: &Priority, s: S) -> Result<S::Ok, S::Error> {
@@ -82,6 +101,9 @@ pub struct ItemFootprint {
     pub set_bytes: u64,
     /// Bytes charged per partition in flight (`assignment_bytes() + transient`).
     pub partition_bytes: u64,
+    /// Milliseconds one partition's synthesis takes with the planned workers sharing the
+    /// cores ([`synthesis_wall_ms`]).
+    pub synth_ms: f64,
     /// What the engine checks before it accepts a job of it: its parameters and one partition
     /// beside the pool and (below CRITICAL) what is held back for CRITICAL work.
     pub need_bytes: u64,
@@ -162,11 +184,11 @@ pub struct Throughput {
     /// Seconds the plan counts on the engine's affinity holding a set (0: not counted).
     pub affinity_secs: u64,
     /// Milliseconds a mix loses, beyond the resource bound, to the pipeline's depth: the
-    /// prover lanes idle while the first partition of a job that synthesizes slower than the
-    /// one before it is synthesized (jobs of different kinds alternating; counted in the
-    /// reloads instead where sets are reloaded).
+    /// prover lanes idle while partitions that synthesize slower than they are proved come
+    /// through a pool that holds few ahead (at a kind switch, or all through a kind whose
+    /// synthesis bounds it while another kind's lane time does), from [`pipeline_mix_ms`].
     pub pipeline_ms_per_mix: f64,
-    /// Partitions per hour the node can count on: the resource bound, less the reloads or
+    /// Partitions per hour the node can count on: the resource bound, less the reloads and
     /// the pipeline's losses of a mix whose jobs of different kinds alternate (jobs of one
     /// kind in runs lose less, up to the resource bound).
     pub partitions_per_hour: f64,
@@ -282,9 +304,12 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 /// 7. Throughput: the smallest of synthesis, prover lane, finalizer and memory rates, with the
 ///    mix's times averaged over its partitions, less what a walk through a few mixes,
 ///    partition by partition, finds the lanes idle at kind switches ([`pipeline_mix_ms`]).
+///    A partition's synthesis takes its CPU time (`synth_ms`) over the cores its worker has:
+///    the cores less one a prover lane, shared by the workers, at most `synth_threads`
+///    ([`synthesis_wall_ms`]).
 /// 8. When synthesis outpaces that bound by more than one worker, the plan is made again with
-///    only the workers that keep up with it and one spare: more would only take buffer sets
-///    from the memory that keeps parameter sets resident.
+///    the fewest workers that keep up with it and one spare: more would only take buffer sets
+///    from the memory that keeps parameter sets resident (fewer workers each get more cores).
 /// 9. When the mix has two or more non-CRITICAL parameter sets that do not all stay resident,
 ///    jobs of different kinds evict and reload each other's sets, each reload costing its
 ///    decode (at an assumed [`DECODE_BYTES_PER_MS`]) and one synthesis (the pipeline refilling
@@ -294,18 +319,15 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 ///    every job reloads its set when kinds alternate. The rate counted on is the resource
 ///    bound less that loss (jobs of one kind in runs lose less). The plan is also made with
 ///    every set kept resident (steps 2 to 8 sized beside all of them, so a smaller pool), and
-///    that one is the plan unless the working set's rate counted on beats its resource bound.
+///    that one is the plan unless the working set's rate counted on beats its own.
 pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -> u64) -> Plan {
     let working_set = plan_for_residency(node, items, transient, false);
     if working_set.resident.all_resident || evictable(items).count() < 2 {
         return working_set;
     }
     let mut all_resident = plan_for_residency(node, items, transient, true);
-    // Compared without the pipeline's loss at kind switches, which only the all-resident plan
-    // counts (the working set's reloads count a refill instead) and the engine's lookahead
-    // mostly wins back.
     if !all_resident.fits
-        || all_resident.throughput.resource_bound < working_set.throughput.partitions_per_hour
+        || all_resident.throughput.partitions_per_hour < working_set.throughput.partitions_per_hour
     {
         return working_set;
     }
@@ -339,18 +361,33 @@ fn plan_for_residency(
     transient: &dyn Fn(&CircuitShape) -> u64,
     keep_all_resident: bool,
 ) -> Plan {
-    let first = plan_with_synthesis_cap(node, items, transient, usize::MAX, keep_all_resident);
-    let t = &first.throughput;
-    let synthesizing = first.in_flight.synthesis;
-    if t.bottleneck == "synthesis" || synthesizing <= 1 || !t.synthesis.is_finite() {
+    let capped =
+        |cap: usize| plan_with_synthesis_cap(node, items, transient, cap, keep_all_resident);
+    // Whether synthesis outpaces the prover lanes, the finalizers and memory.
+    let keeps_up = |p: &Plan| {
+        let t = &p.throughput;
+        t.synthesis > t.prove_start.min(t.prove_finish).min(t.memory)
+    };
+    let first = capped(usize::MAX);
+    if !keeps_up(&first) || first.synthesis_workers <= 1 || !first.throughput.synthesis.is_finite()
+    {
         return first;
     }
-    let per_worker = t.synthesis / synthesizing as f64;
-    let needed = (t.resource_bound / per_worker).ceil() as usize + 1;
-    if needed >= first.synthesis_workers {
+    // The fewest workers that keep up (their rate grows with their count until they hold every
+    // core a partition can use), found by bisection; then one spare.
+    let (mut fewest, mut most) = (1, first.synthesis_workers);
+    while fewest < most {
+        let mid = (fewest + most) / 2;
+        if keeps_up(&capped(mid)) {
+            most = mid;
+        } else {
+            fewest = mid + 1;
+        }
+    }
+    if fewest + 1 >= first.synthesis_workers {
         return first;
     }
-    plan_with_synthesis_cap(node, items, transient, needed, keep_all_resident)
+    capped(fewest + 1)
 }
 
 /// The most cores a plan counts (a larger `cores` is taken as this many): more than any
@@ -473,6 +510,8 @@ fn plan_with_synthesis_cap(
                 srs_bytes: resident(i),
                 set_bytes: i.shape.set_bytes(),
                 partition_bytes: charge(i),
+                // Set below, once the workers that share the cores are known.
+                synth_ms: i.synth_ms,
                 need_bytes,
                 fits: need_bytes <= budget,
             }
@@ -578,7 +617,25 @@ fn plan_with_synthesis_cap(
         })
         .collect();
 
-    // 7. Throughput.
+    // 7. Throughput, with each circuit's synthesis spread over the cores its worker has.
+    let timed: Vec<PlanItem> = items
+        .iter()
+        .map(|i| PlanItem {
+            synth_ms: synthesis_wall_ms(
+                i.synth_ms,
+                i.synth_threads,
+                cores,
+                prover_workers,
+                in_flight.synthesis.max(1),
+            ),
+            ..i.clone()
+        })
+        .collect();
+    let items = &timed[..];
+    let mut footprints = footprints;
+    for (f, i) in footprints.iter_mut().zip(items) {
+        f.synth_ms = i.synth_ms;
+    }
     let serial_lanes = gpus.iter().filter(|g| g.partitions_at_once < 2).count();
     // Per circuit, the slowest GPU's streamed copies, added to its MSMs' time.
     let streamed_ms: Vec<f64> = items
@@ -799,7 +856,7 @@ fn gcd(a: usize, b: usize) -> usize {
 fn parts_per_hour(t: &Throughput, reload_ms: f64) -> f64 {
     let parts = t.partitions_per_hour / t.mixes_per_hour;
     let work_ms = parts * 3_600_000.0 / t.resource_bound;
-    parts * 3_600_000.0 / (work_ms + reload_ms)
+    parts * 3_600_000.0 / (work_ms + t.pipeline_ms_per_mix + reload_ms)
 }
 
 /// Step 9's parameter reloads of a mix.
@@ -898,18 +955,14 @@ fn throughput(
     } else {
         reloads.per_job_ms
     };
-    let pipeline_ms_per_mix = if reload_ms_per_mix == 0.0 {
-        let sets = in_flight.synthesis + in_flight.waiting + in_flight.prove_start;
-        let loss = pipeline_mix_ms(items, &lane_ms, in_flight.synthesis, sets) - work_ms;
-        // Below 1% of the mix's work it is the walk's rounding, not a loss worth a line.
-        if loss > 0.01 * work_ms {
-            loss
-        } else {
-            0.0
-        }
-    } else {
-        0.0
-    };
+    // The walk's buffer sets: those the stages hold, at most the usable ones (all partitions in
+    // flight less the finalizers': one set can be both "synthesizing" and "in prove_start").
+    let sets = (in_flight.synthesis + in_flight.waiting + in_flight.prove_start)
+        .min(in_flight.total.saturating_sub(in_flight.prove_finish))
+        .max(1);
+    let loss = pipeline_mix_ms(items, &lane_ms, in_flight.synthesis, sets) - work_ms;
+    // Below 1% of the mix's work it is the walk's rounding, not a loss worth a line.
+    let pipeline_ms_per_mix = if loss > 0.01 * work_ms { loss } else { 0.0 };
     let mix_ms = work_ms + reload_ms_per_mix + pipeline_ms_per_mix;
     let partitions_per_hour = parts as f64 * 3_600_000.0 / mix_ms;
     let bottleneck = if reload_ms_per_mix > 0.0 {
@@ -1024,13 +1077,13 @@ impl Plan {
         );
         let _ = writeln!(
             o,
-            "{:<12} {:<8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10}  fits",
-            "circuit", "class", "parts", "domain", "params", "set", "partition", "one job"
+            "{:<12} {:<8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8}  fits",
+            "circuit", "class", "parts", "domain", "params", "set", "partition", "one job", "synth"
         );
         for i in &self.items {
             let _ = writeln!(
                 o,
-                "{:<12} {:<8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10}  {}",
+                "{:<12} {:<8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8}  {}",
                 i.name,
                 i.class,
                 i.partitions,
@@ -1039,13 +1092,19 @@ impl Plan {
                 gib(i.set_bytes),
                 gib(i.partition_bytes),
                 gib(i.need_bytes),
+                if i.synth_ms < 1e3 {
+                    format!("{:.0} ms", i.synth_ms)
+                } else {
+                    format!("{:.1} s", i.synth_ms / 1e3)
+                },
                 if i.fits { "yes" } else { "NO" }
             );
         }
         let _ = writeln!(
             o,
             "  (partition: charged per partition in flight; one job: parameters + one partition \
-             + pool + CRITICAL reserve)\n"
+             + pool + CRITICAL reserve; synth: one partition's synthesis, its CPU time over the \
+             cores its worker has)\n"
         );
         let _ = writeln!(
             o,
@@ -1163,16 +1222,16 @@ impl Plan {
                 "throughput: at most {:.0} partitions/h ({:.1} mixes/h), bound by {} {bounds}",
                 t.partitions_per_hour, t.mixes_per_hour, t.bottleneck
             );
-            if t.pipeline_ms_per_mix > 0.0 {
-                let _ = writeln!(
-                    o,
-                    "  (the resources alone allow {:.0}; when a job whose partitions synthesize \
-                     slower follows another, the prover waits for its first partition: about \
-                     {:.0} s a mix of kinds alternating)",
-                    t.resource_bound,
-                    t.pipeline_ms_per_mix / 1e3
-                );
-            }
+        }
+        if t.pipeline_ms_per_mix > 0.0 {
+            let _ = writeln!(
+                o,
+                "  (the resources alone allow {:.0}; the pool holds few partitions ahead of the \
+                 prover, so it waits whenever partitions synthesize slower than it proves \
+                 them: about {:.0} s a mix, counted)",
+                t.resource_bound,
+                t.pipeline_ms_per_mix / 1e3
+            );
         }
         for g in &self.gpus {
             let _ = writeln!(
@@ -1236,6 +1295,7 @@ mod tests {
             srs_bytes,
             pce_bytes: 0,
             synth_ms: 29_000.0,
+            synth_threads: 1.0,
             start_ms: 3_300.0,
             finish_ms: 700.0,
         }

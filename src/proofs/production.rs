@@ -9,8 +9,12 @@ use crate::groth16::CircuitShape;
 /// Per-partition durations of one circuit on one kind of node, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PartitionTimes {
-    /// Witness synthesis on one synthesis worker.
+    /// Synthesis of one partition (witness and sparse product) on one core: its CPU time.
     pub synth_ms: f64,
+    /// The most cores one partition's synthesis keeps busy (see
+    /// [`crate::engine::plan::synthesis_wall_ms`]); 1 on a CPU node, where the prover's MSMs
+    /// take the cores.
+    pub synth_threads: f64,
     /// `prove_start` (a/b/c upload, NTTs, H MSM) on the prover lane.
     pub start_ms: f64,
     /// `prove_finish` (L, A, B MSMs, assembly) on a finalizer.
@@ -34,13 +38,26 @@ pub struct CircuitFigures {
     pub pce_bytes: u64,
     /// Times on a CPU-only node (32 cores; estimated from our 2 KiB measurements).
     pub cpu: PartitionTimes,
-    /// Times on a GPU node (the anchor's published 32 GiB figures, scaled by constraints).
+    /// Times on a GPU node: the prover's from the anchor's published 32 GiB figures, scaled by
+    /// constraints; synthesis from our 2 KiB CPU time per constraint (`synth/parted-*-2k`),
+    /// spread over the parts a partition splits into.
     pub gpu: PartitionTimes,
 }
 
 const fn times(synth_ms: f64, start_ms: f64, finish_ms: f64) -> PartitionTimes {
+    threaded(synth_ms, 1.0, start_ms, finish_ms)
+}
+
+/// [`times`] for a synthesis spread over up to `synth_threads` cores.
+const fn threaded(
+    synth_ms: f64,
+    synth_threads: f64,
+    start_ms: f64,
+    finish_ms: f64,
+) -> PartitionTimes {
     PartitionTimes {
         synth_ms,
+        synth_threads,
         start_ms,
         finish_ms,
     }
@@ -66,7 +83,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 47_373_927_744,
         pce_bytes: 1_705_196_521,
         cpu: times(29_000.0, 50_000.0, 88_000.0),
-        gpu: times(29_000.0, 3_300.0, 700.0),
+        gpu: threaded(32_300.0, 15.0, 3_300.0, 700.0),
     },
     CircuitFigures {
         name: "porep-64g",
@@ -75,7 +92,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 47_600_000_000,
         pce_bytes: 1_717_844_540,
         cpu: times(29_200.0, 50_400.0, 88_600.0),
-        gpu: times(29_200.0, 3_320.0, 705.0),
+        gpu: threaded(32_500.0, 15.0, 3_320.0, 705.0),
     },
     CircuitFigures {
         name: "snap-32g",
@@ -84,7 +101,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 33 * GIB,
         pce_bytes: 1_069_760_138,
         cpu: times(18_000.0, 31_000.0, 55_000.0),
-        gpu: times(18_000.0, 2_100.0, 450.0),
+        gpu: threaded(20_600.0, 1.65, 2_100.0, 450.0),
     },
     CircuitFigures {
         name: "snap-64g",
@@ -93,7 +110,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 34 * GIB,
         pce_bytes: 1_121_900_000,
         cpu: times(18_900.0, 32_500.0, 57_700.0),
-        gpu: times(18_900.0, 2_200.0, 470.0),
+        gpu: threaded(21_600.0, 1.65, 2_200.0, 470.0),
     },
     CircuitFigures {
         name: "window-32g",
@@ -102,7 +119,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 57 * GIB,
         pce_bytes: 33_111_805,
         cpu: times(27_900.0, 48_100.0, 84_600.0),
-        gpu: times(27_900.0, 3_200.0, 680.0),
+        gpu: threaded(170_700.0, 32.0, 3_200.0, 680.0),
     },
     CircuitFigures {
         name: "window-64g",
@@ -111,7 +128,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 59 * GIB + GIB / 2,
         pce_bytes: 34_325_759,
         cpu: times(28_900.0, 49_900.0, 87_700.0),
-        gpu: times(28_900.0, 3_300.0, 700.0),
+        gpu: threaded(177_000.0, 32.0, 3_300.0, 700.0),
     },
     CircuitFigures {
         name: "winning-32g",
@@ -120,7 +137,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 184 * MIB,
         pce_bytes: 266_239,
         cpu: times(52.0, 250.0, 450.0),
-        gpu: times(52.0, 550.0, 120.0),
+        gpu: threaded(505.0, 16.0, 550.0, 120.0),
     },
     CircuitFigures {
         name: "winning-64g",
@@ -129,7 +146,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 195 * MIB,
         pce_bytes: 277_914,
         cpu: times(55.0, 265.0, 475.0),
-        gpu: times(55.0, 580.0, 125.0),
+        gpu: threaded(533.0, 16.0, 580.0, 125.0),
     },
 ];
 

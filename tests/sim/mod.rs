@@ -163,8 +163,25 @@ pub fn sim_ms(real_ms: f64) -> f64 {
 }
 
 impl SimCircuit {
-    /// Circuit `name` ("porep-32g") on a node of `kind`.
+    /// Circuit `name` ("porep-32g") on a node of `kind`, its synthesis on one core.
     pub fn new(name: &str, kind: NodeKind) -> Arc<Self> {
+        Self::with_cores(name, kind, 1, 0, 1)
+    }
+
+    /// Circuit `name` on `node` with `workers` synthesis workers: each partition's synthesis
+    /// takes its CPU time over the cores its worker has, as `cuzk plan` counts it
+    /// ([`cuzk::engine::plan::synthesis_wall_ms`]).
+    pub fn on(name: &str, node: &Node, workers: usize) -> Arc<Self> {
+        Self::with_cores(name, node.kind(), node.cores, node.gpus.max(1), workers)
+    }
+
+    fn with_cores(
+        name: &str,
+        kind: NodeKind,
+        cores: usize,
+        lanes: usize,
+        workers: usize,
+    ) -> Arc<Self> {
         let figures = figures(name).expect("circuit in the production table");
         let scaled = |n: usize| ((n as u64 / SCALE) as usize).max(1);
         let shape = CircuitShape {
@@ -186,7 +203,14 @@ impl SimCircuit {
             points: ((figures.srs_bytes / SCALE) as usize / 96)
                 .saturating_sub(ic + prepared_key_bytes(ic) / 96),
             times: PartitionTimes {
-                synth_ms: sim_ms(t.synth_ms),
+                synth_ms: sim_ms(cuzk::engine::plan::synthesis_wall_ms(
+                    t.synth_ms,
+                    t.synth_threads,
+                    cores,
+                    lanes,
+                    workers,
+                )),
+                synth_threads: t.synth_threads,
                 start_ms: sim_ms(t.start_ms),
                 finish_ms: sim_ms(t.finish_ms),
             },
@@ -564,7 +588,10 @@ impl Sim {
     pub fn open_with(node: Node, names: &[&str], config: Config) -> Self {
         let circuits: HashMap<String, Arc<SimCircuit>> = names
             .iter()
-            .map(|n| (n.to_string(), SimCircuit::new(n, node.kind())))
+            .map(|n| {
+                let circuit = SimCircuit::on(n, &node, config.synthesis_workers);
+                (n.to_string(), circuit)
+            })
             .collect();
         let all: Vec<_> = circuits.values().cloned().collect();
         let backend = SimBackend::new(node.kind(), node.gpus.max(1), &all);
@@ -589,7 +616,10 @@ impl Sim {
     ) -> Self {
         let circuits: HashMap<String, Arc<SimCircuit>> = names
             .iter()
-            .map(|n| (n.to_string(), SimCircuit::new(n, node.kind())))
+            .map(|n| {
+                let circuit = SimCircuit::on(n, &node, config.synthesis_workers);
+                (n.to_string(), circuit)
+            })
             .collect();
         let all: Vec<_> = circuits.values().cloned().collect();
         let at_once: Vec<usize> = if plan.gpus.is_empty() {
