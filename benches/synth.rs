@@ -165,6 +165,22 @@ fn main() {
              unit=GiB bytes_per_constraint={worst:.2} anchor_gib=26"
         );
     }
+    // Running past a 32 GiB SnapDeals challenge without its values (what each range after the
+    // first pays for every challenge before it) against synthesizing it: its Merkle paths'
+    // gadgets on a witness-only system, one with values and one that never asks for them.
+    if selected("skip-snap-32g-paths") {
+        let (ours, base) = interleaved(5, || run_snap_paths(false), || run_snap_paths(true));
+        report(
+            "synth/skip-snap-32g-paths",
+            ours,
+            Some(base),
+            5,
+            &format!(
+                "skip_cost={:.2} sha256_levels=19 tree_r_levels=10",
+                ours / base
+            ),
+        );
+    }
     // Recording a PCE: from one part, replicated (ours), against constraint by constraint.
     // The production sizes take minutes and gigabytes, so they run only when named
     // (`cargo bench --bench synth -- record-window-32g`), once each.
@@ -335,4 +351,142 @@ fn process_cpu_ms() -> f64 {
     };
     let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
     ms(usage.ru_utime) + ms(usage.ru_stime)
+}
+
+/// One 32 GiB SnapDeals challenge's Merkle paths, four times: the TreeD path to the apex leaf
+/// (19 SHA-256 levels: 30 less 4 partition and 7 apex bits) and the old and new TreeR paths
+/// (10 levels of arity 8), on a witness-only system that computes values (`values`) or drops
+/// them, as a range's filter drops a challenge it runs past.
+fn run_snap_paths(values: bool) {
+    use filecoin_hashers::sha256::Sha256Hasher;
+    use filecoin_proofs::SectorShape32GiB;
+    use storage_proofs_core::merkle::BinaryMerkleTree;
+    let mut cs = skip::ValuesOnly::new(values);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for challenge in 0..4 {
+        let mut cs =
+            bellperson::ConstraintSystem::namespace(&mut cs, || format!("c_index={challenge}"));
+        skip::path::<BinaryMerkleTree<Sha256Hasher>, _>(&mut cs, &mut rng, values, 2, 19);
+        for _ in 0..2 {
+            skip::path::<SectorShape32GiB, _>(&mut cs, &mut rng, values, 8, 10);
+        }
+    }
+    std::hint::black_box(cs.values());
+}
+
+/// The pieces of `skip-snap-32g-paths`.
+mod skip {
+    use bellperson::gadgets::boolean::AllocatedBit;
+    use bellperson::gadgets::num::AllocatedNum;
+    use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+    use blstrs::Scalar;
+    use ff::Field;
+    use rand::Rng;
+    use storage_proofs_core::gadgets::por::por_no_challenge_input;
+    use storage_proofs_core::merkle::MerkleTreeTrait;
+
+    /// A witness-only system: keeps allocated values (when `values`), ignores constraints.
+    pub struct ValuesOnly {
+        values: bool,
+        count: usize,
+        kept: Vec<Scalar>,
+    }
+
+    impl ValuesOnly {
+        pub fn new(values: bool) -> Self {
+            Self {
+                values,
+                count: 0,
+                kept: Vec::new(),
+            }
+        }
+
+        pub fn values(&self) -> &[Scalar] {
+            &self.kept
+        }
+    }
+
+    impl ConstraintSystem<Scalar> for ValuesOnly {
+        type Root = Self;
+
+        fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+        where
+            F: FnOnce() -> Result<Scalar, SynthesisError>,
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+        {
+            if self.values {
+                self.kept.push(f()?);
+            }
+            self.count += 1;
+            Ok(Variable::new_unchecked(Index::Aux(self.count)))
+        }
+
+        fn alloc_input<F, A, AR>(&mut self, name: A, f: F) -> Result<Variable, SynthesisError>
+        where
+            F: FnOnce() -> Result<Scalar, SynthesisError>,
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+        {
+            self.alloc(name, f)
+        }
+
+        fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+        where
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+            LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+            LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+            LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        {
+        }
+
+        fn push_namespace<NR, N>(&mut self, _: N)
+        where
+            NR: Into<String>,
+            N: FnOnce() -> NR,
+        {
+        }
+
+        fn pop_namespace(&mut self) {}
+
+        fn get_root(&mut self) -> &mut Self::Root {
+            self
+        }
+    }
+
+    /// A Merkle path of `levels` rows of `arity` through `Tree`'s gadget, random values.
+    pub fn path<Tree: MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
+        cs: &mut CS,
+        rng: &mut impl Rng,
+        values: bool,
+        arity: usize,
+        levels: usize,
+    ) {
+        let num = |cs: &mut CS, name: String, rng: &mut dyn rand::RngCore| {
+            let value = values.then(|| Scalar::random(&mut *rng));
+            AllocatedNum::alloc(cs.namespace(|| name), || {
+                value.ok_or(SynthesisError::AssignmentMissing)
+            })
+            .expect("alloc")
+        };
+        let bits = levels * arity.trailing_zeros() as usize;
+        let challenge: Vec<AllocatedBit> = (0..bits)
+            .map(|i| {
+                let bit = values.then(|| rng.gen::<bool>());
+                AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), bit).expect("alloc")
+            })
+            .collect();
+        let leaf = num(cs, "leaf".into(), rng);
+        let root = num(cs, "root".into(), rng);
+        let siblings: Vec<Vec<AllocatedNum<Scalar>>> = (0..levels)
+            .map(|row| {
+                (1..arity)
+                    .map(|s| num(cs, format!("sibling {row} {s}"), rng))
+                    .collect()
+            })
+            .collect();
+        por_no_challenge_input::<Tree, _>(cs.namespace(|| "path"), challenge, leaf, siblings, root)
+            .expect("path gadget");
+    }
 }
