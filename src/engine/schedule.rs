@@ -202,8 +202,11 @@ fn step(
             if let Err(step) = admit(st, id, class, &srs_key, footprint, b, held_back, &keep_own) {
                 return step;
             }
-        } else if !st.srs_loading.is_empty() {
-            // Size unknown: one such decode at a time, charged when measured.
+        } else if !critical && !st.srs_loading.is_empty() {
+            // Size unknown: one such decode at a time, charged when measured. CRITICAL work
+            // never waits behind a lower class's decode (its sets are small and it has its
+            // headroom): on a quiet node a NORMAL job's decode otherwise held up WinningPoSt
+            // for as long as it ran.
             return Step::Waiting;
         }
         st.srs_loading.insert(srs_key, bytes.unwrap_or(0));
