@@ -317,9 +317,10 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 ///    parameter affinity switches sets at most once per affinity period under a backlog, so a
 ///    mix loses that share of one reload of every set; otherwise (WindowPoSt evicting them)
 ///    every job reloads its set when kinds alternate. The rate counted on is the resource
-///    bound less that loss (jobs of one kind in runs lose less). The plan is also made with
-///    every set kept resident (steps 2 to 8 sized beside all of them, so a smaller pool), and
-///    that one is the plan unless the working set's rate counted on beats its own.
+///    bound less that loss and step 7's walk (jobs of one kind in runs lose less). The plan is
+///    also made with every set kept resident (steps 2 to 8 sized beside all of them, so a
+///    smaller pool), and that one is the plan unless the working set's rate counted on beats
+///    its own.
 pub fn plan(node: &Node, items: &[PlanItem], transient: &dyn Fn(&CircuitShape) -> u64) -> Plan {
     let working_set = plan_for_residency(node, items, transient, false);
     if working_set.resident.all_resident || evictable(items).count() < 2 {
