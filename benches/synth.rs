@@ -167,7 +167,7 @@ fn main() {
     }
     // Running past a 32 GiB SnapDeals challenge without its values (what each range after the
     // first pays for every challenge before it) against synthesizing it: its Merkle paths'
-    // gadgets on a witness-only system, one with values and one that never asks for them.
+    // gadgets through a range's filter, dropped or kept.
     if selected("skip-snap-32g-paths") {
         let (ours, base) = interleaved(5, || run_snap_paths(false), || run_snap_paths(true));
         report(
@@ -355,105 +355,40 @@ fn process_cpu_ms() -> f64 {
 
 /// One 32 GiB SnapDeals challenge's Merkle paths, four times: the TreeD path to the apex leaf
 /// (19 SHA-256 levels: 30 less 4 partition and 7 apex bits) and the old and new TreeR paths
-/// (10 levels of arity 8), on a witness-only system that computes values (`values`) or drops
-/// them, as a range's filter drops a challenge it runs past.
-fn run_snap_paths(values: bool) {
+/// (10 levels of arity 8), through the engine's own pieces: a `PartFilter` over a `WitnessCs`
+/// that keeps the four challenges with their values (`keep`), or runs past them without values,
+/// as a range after the first runs past the challenges before it.
+fn run_snap_paths(keep: bool) {
     use filecoin_hashers::sha256::Sha256Hasher;
     use filecoin_proofs::SectorShape32GiB;
     use storage_proofs_core::merkle::BinaryMerkleTree;
-    let mut cs = skip::ValuesOnly::new(values);
+    let mut witness: pce::witness::WitnessCs = Default::default();
+    let kept = if keep { 0..4 } else { 4..5 };
+    let challenge_of = |name: &str| name.strip_prefix("c_index=")?.parse().ok();
+    let mut filter = pce::PartFilter::new(&mut witness, kept, challenge_of);
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     for challenge in 0..4 {
         let mut cs =
-            bellperson::ConstraintSystem::namespace(&mut cs, || format!("c_index={challenge}"));
-        skip::path::<BinaryMerkleTree<Sha256Hasher>, _>(&mut cs, &mut rng, values, 2, 19);
+            bellperson::ConstraintSystem::namespace(&mut filter, || format!("c_index={challenge}"));
+        skip::path::<BinaryMerkleTree<Sha256Hasher>, _>(&mut cs, &mut rng, keep, 2, 19);
         for _ in 0..2 {
-            skip::path::<SectorShape32GiB, _>(&mut cs, &mut rng, values, 8, 10);
+            skip::path::<SectorShape32GiB, _>(&mut cs, &mut rng, keep, 8, 10);
         }
     }
-    std::hint::black_box(cs.values());
+    filter.finish(Ok(())).expect("the paths synthesize");
+    std::hint::black_box(&witness);
 }
 
 /// The pieces of `skip-snap-32g-paths`.
 mod skip {
     use bellperson::gadgets::boolean::AllocatedBit;
     use bellperson::gadgets::num::AllocatedNum;
-    use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+    use bellperson::{ConstraintSystem, SynthesisError};
     use blstrs::Scalar;
     use ff::Field;
     use rand::Rng;
     use storage_proofs_core::gadgets::por::por_no_challenge_input;
     use storage_proofs_core::merkle::MerkleTreeTrait;
-
-    /// A witness-only system: keeps allocated values (when `values`), ignores constraints.
-    pub struct ValuesOnly {
-        values: bool,
-        count: usize,
-        kept: Vec<Scalar>,
-    }
-
-    impl ValuesOnly {
-        pub fn new(values: bool) -> Self {
-            Self {
-                values,
-                count: 0,
-                kept: Vec::new(),
-            }
-        }
-
-        pub fn values(&self) -> &[Scalar] {
-            &self.kept
-        }
-    }
-
-    impl ConstraintSystem<Scalar> for ValuesOnly {
-        type Root = Self;
-
-        fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-        where
-            F: FnOnce() -> Result<Scalar, SynthesisError>,
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-        {
-            if self.values {
-                self.kept.push(f()?);
-            }
-            self.count += 1;
-            Ok(Variable::new_unchecked(Index::Aux(self.count)))
-        }
-
-        fn alloc_input<F, A, AR>(&mut self, name: A, f: F) -> Result<Variable, SynthesisError>
-        where
-            F: FnOnce() -> Result<Scalar, SynthesisError>,
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-        {
-            self.alloc(name, f)
-        }
-
-        fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-        where
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-            LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-            LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-            LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        {
-        }
-
-        fn push_namespace<NR, N>(&mut self, _: N)
-        where
-            NR: Into<String>,
-            N: FnOnce() -> NR,
-        {
-        }
-
-        fn pop_namespace(&mut self) {}
-
-        fn get_root(&mut self) -> &mut Self::Root {
-            self
-        }
-    }
 
     /// A Merkle path of `levels` rows of `arity` through `Tree`'s gadget, random values.
     pub fn path<Tree: MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(

@@ -101,7 +101,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 33 * GIB,
         pce_bytes: 1_069_760_138,
         cpu: times(18_000.0, 31_000.0, 55_000.0),
-        gpu: threaded(20_600.0, 1.3, 2_100.0, 450.0),
+        gpu: threaded(20_600.0, 1.65, 2_100.0, 450.0),
     },
     CircuitFigures {
         name: "snap-64g",
@@ -110,7 +110,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 34 * GIB,
         pce_bytes: 1_121_900_000,
         cpu: times(18_900.0, 32_500.0, 57_700.0),
-        gpu: threaded(21_600.0, 1.3, 2_200.0, 470.0),
+        gpu: threaded(21_600.0, 1.65, 2_200.0, 470.0),
     },
     CircuitFigures {
         name: "window-32g",
