@@ -43,11 +43,14 @@ fn main() {
         ("parted-porep-2k", "porep-v1_1", 5),
         ("parted-winning-2k", "winning", 9),
     ];
-    let fixture = cases
+    let fixture = (cases
         .iter()
         .chain(&parted_cases)
         .any(|(case, _, _)| selected(case))
-        .then(fixture::fixture);
+        || ["product-porep-2k", "product-snap-2k", "product-winning-2k"]
+            .into_iter()
+            .any(selected))
+    .then(fixture::fixture);
     for (case, name, runs) in cases {
         let (Some(fx), true) = (&fixture, selected(case)) else {
             continue;
@@ -130,6 +133,49 @@ fn main() {
             .expect("synthesis")
             .0;
         compare_products("product-winning-2k", &pce, &asg.inputs, &asg.aux, 15);
+    }
+    // The sparse product alone on a real 2 KiB partition's witness (PoRep's PCE is kept flat),
+    // checked against the constraints' own evaluation: time per stored term and thread, the
+    // figure that scales to a 32 GiB partition's 722M terms.
+    for (case, name) in [
+        ("product-porep-2k", "porep-v1_1"),
+        ("product-snap-2k", "snap"),
+    ] {
+        let (Some(fx), true) = (&fixture, selected(case)) else {
+            continue;
+        };
+        let (request, pce) = request_and_pce(fx, name);
+        // Plain synthesis: the witness, and a, b and c as the circuit's own constraints give
+        // them, to check the product against.
+        let asg = request
+            .synthesize_partition(0, BufferSet::default(), None)
+            .expect("synthesis")
+            .0;
+        let abc = time_product(case, &pce, &asg.inputs, &asg.aux, 15);
+        assert!(
+            abc.a[..] == asg.abc.a[..] && abc.b[..] == asg.abc.b[..] && abc.c[..] == asg.abc.c[..],
+            "{case}: the product differs from the constraints' own evaluation"
+        );
+    }
+    // The same at a 32 GiB partition's size: its real PCE, on a witness with a 2 KiB PoRep
+    // partition's mix of values (51% zeros, 47% ones, 2% others) at random, so the product's
+    // reads of 130M variables' kinds and its 12.5 GB of writes meet memory, not cache. Named
+    // only: PoRep's needs about 19 GB (`cargo bench --bench synth -- product-porep-32g`).
+    for case in ["product-porep-32g", "product-snap-32g"] {
+        if !named(case) {
+            continue;
+        }
+        let kind = CircuitKind::parse(case.trim_start_matches("product-")).unwrap();
+        let pce = record_kind(kind).expect("recording");
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(32);
+        let mut value = || match rng.gen_range(0..100) {
+            0..=50 => Scalar::ZERO,
+            51..=97 => Scalar::ONE,
+            _ => Scalar::random(&mut rng),
+        };
+        let inputs: Vec<Scalar> = (0..pce.num_inputs).map(|_| value()).collect();
+        let aux: Vec<Scalar> = (0..pce.num_aux).map(|_| value()).collect();
+        time_product(case, &pce, &inputs, &aux, 3);
     }
     if selected("product-window-32g") && named("product-window-32g") {
         let pce = record_kind(CircuitKind::parse("window-32g").unwrap()).expect("recording");
@@ -242,6 +288,38 @@ fn record_whole(kind: CircuitKind) -> Pce {
     let mut whole = Whole(None);
     kind.visit_blank(&mut whole).expect("blank circuit");
     whole.0.expect("visited")
+}
+
+/// Times `pce`'s product on the witness `inputs` ++ `aux` (median of `runs` after one
+/// untimed run that faults in the buffers) and prints its BENCH line with the time per term
+/// and thread; returns a, b and c.
+fn time_product(
+    case: &str,
+    pce: &Pce,
+    inputs: &[Scalar],
+    aux: &[Scalar],
+    runs: usize,
+) -> AbcBuffers {
+    let mut abc = AbcBuffers::default();
+    pce.evaluate(inputs, aux, &mut abc).expect("product");
+    let times: Vec<f64> = (0..runs)
+        .map(|_| time_ms(|| pce.evaluate(inputs, aux, &mut abc).expect("product")).0)
+        .collect();
+    let ms = common::median(&times);
+    let threads = rayon::current_num_threads();
+    report(
+        &format!("synth/{case}"),
+        ms,
+        None,
+        runs,
+        &format!(
+            "constraints={} nonzeros={} ns_per_term_thread={:.2} threads={threads}",
+            pce.num_constraints,
+            pce.nonzeros(),
+            ms * 1e6 * threads as f64 / pce.nonzeros() as f64
+        ),
+    );
+    abc
 }
 
 /// Times `pce`'s product (kept as one part's rows) against the same PCE with every row stored,

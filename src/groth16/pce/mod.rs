@@ -187,7 +187,7 @@ impl Pce {
         let z = &values::Witness::new(inputs, aux);
         let out = [a_rows, b_rows, c_rows];
         match &self.rows {
-            Rows::Flat(m) => m.evaluate(&self.coeffs, z, |column| column, out),
+            Rows::Flat(m) => m.evaluate(&self.coeffs, z, matrix::Shift::NONE, out),
             Rows::Repeated(r) => r.evaluate(&self.coeffs, z, inputs, out),
         }
         for v in [&mut abc.a, &mut abc.b, &mut abc.c] {

@@ -22,7 +22,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use super::matrix::{Coeff, Matrices, SparseMatrix};
+use super::matrix::{Coeff, Matrices, Shift, SparseMatrix};
 use super::values::Witness;
 use super::{Pce, Rows, AUX_BASE};
 use crate::groth16::density::Density;
@@ -61,22 +61,15 @@ impl Layout {
         })
     }
 
-    /// Maps a column of part 0 to where it is in part `k`: the part's own variables move, the
+    /// Where part 0's variables are in part `k`: the part's own variables move, the
     /// preamble's (and ONE) stay.
     #[inline]
-    fn part_columns(&self, k: usize) -> impl Fn(u64) -> u64 + Copy + Sync {
-        let first_part_input = self.preamble_inputs as u64;
-        let first_part_aux = AUX_BASE + self.preamble_aux as u64;
-        let input_shift = (k * self.part_inputs) as u64;
-        let aux_shift = (k * self.part_aux) as u64;
-        move |column| {
-            if column >= first_part_aux {
-                column + aux_shift
-            } else if column >= first_part_input && column < AUX_BASE {
-                column + input_shift
-            } else {
-                column
-            }
+    fn part_columns(&self, k: usize) -> Shift {
+        Shift {
+            first_input: self.preamble_inputs as u64,
+            input_shift: (k * self.part_inputs) as u64,
+            first_aux: self.preamble_aux as u64,
+            aux_shift: (k * self.part_aux) as u64,
         }
     }
 
@@ -297,8 +290,7 @@ impl Repeated {
         let (pa, a) = a.split_at_mut(l.preamble_rows);
         let (pb, b) = b.split_at_mut(l.preamble_rows);
         let (pc, c) = c.split_at_mut(l.preamble_rows);
-        self.preamble
-            .evaluate(table, z, |column| column, [pa, pb, pc]);
+        self.preamble.evaluate(table, z, Shift::NONE, [pa, pb, pc]);
         let body = l.part_rows * self.parts;
         let (a, input_a) = a.split_at_mut(body);
         let (b, input_b) = b.split_at_mut(body);
@@ -334,7 +326,7 @@ impl Repeated {
         for k in 0..self.parts {
             let (first, column) = (l.preamble_rows + k * l.part_rows, l.part_columns(k));
             self.part.each()[which]
-                .for_each_term(|row, c, coeff| term(first + row, column(c), coeff));
+                .for_each_term(|row, c, coeff| term(first + row, column.column(c), coeff));
         }
         if which == 0 {
             let first = l.preamble_rows + self.parts * l.part_rows;
@@ -357,7 +349,7 @@ impl Repeated {
                 let column = self.layout.part_columns(k);
                 part.for_each_row(all.clone(), |terms| {
                     shifted.clear();
-                    shifted.extend(terms.iter().map(|&(c, coeff)| (column(c), coeff)));
+                    shifted.extend(terms.iter().map(|&(c, coeff)| (column.column(c), coeff)));
                     out.push_row(&shifted);
                 });
             }

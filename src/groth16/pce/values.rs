@@ -12,7 +12,6 @@ use ff::Field;
 use rayon::prelude::*;
 
 use super::matrix::Coeff;
-use super::AUX_BASE;
 
 /// The variable is 0.
 const ZERO: u8 = 0;
@@ -37,7 +36,7 @@ fn kind_of(value: &Scalar) -> u8 {
     }
 }
 
-/// A partition's witness (z = inputs ++ aux, columns as in [`AUX_BASE`]) with each variable's
+/// A partition's witness (z = inputs ++ aux, columns as in [`super::AUX_BASE`]) with each variable's
 /// kind. Costs one byte per variable beside the values, for as long as the product runs.
 pub struct Witness<'a> {
     inputs: &'a [Scalar],
@@ -64,16 +63,16 @@ impl<'a> Witness<'a> {
         }
     }
 
-    /// The kind and value slot of `column`; the column must exist (validated matrices only).
+    /// Input `i`'s kind and value; the input must exist (validated matrices only).
     #[inline(always)]
-    fn lookup(&self, column: u64) -> (u8, &Scalar) {
-        if column < AUX_BASE {
-            let i = column as usize;
-            (self.input_kinds[i], &self.inputs[i])
-        } else {
-            let i = (column - AUX_BASE) as usize;
-            (self.aux_kinds[i], &self.aux[i])
-        }
+    pub fn input(&self, i: usize) -> (u8, &Scalar) {
+        (self.input_kinds[i], &self.inputs[i])
+    }
+
+    /// Aux variable `i`'s kind and value; it must exist (validated matrices only).
+    #[inline(always)]
+    pub fn aux(&self, i: usize) -> (u8, &Scalar) {
+        (self.aux_kinds[i], &self.aux[i])
     }
 }
 
@@ -90,10 +89,9 @@ pub struct RowSum {
 }
 
 impl RowSum {
-    /// Adds `coeff · z[column]`.
+    /// Adds `coeff · value`, `kind` being the value's kind (from [`Witness`]).
     #[inline(always)]
-    pub fn add(&mut self, table: &[Scalar], coeff: Coeff, z: &Witness, column: u64) {
-        let (kind, value) = z.lookup(column);
+    pub fn add(&mut self, table: &[Scalar], coeff: Coeff, kind: u8, value: &Scalar) {
         // 0 and 1 are equally likely and interleave at random: the ±1 cases add the kind
         // itself instead of branching on it.
         match (kind, coeff) {
