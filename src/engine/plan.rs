@@ -55,9 +55,12 @@ pub struct PlanItem {
     pub pce_bytes: u64,
     /// Synthesis of one partition on one core (its CPU time), in milliseconds.
     pub synth_ms: f64,
-    /// The most cores one partition's synthesis keeps busy (its witness split over its parts,
-    /// the sparse product over rows): the plan divides `synth_ms` by this or by the cores each
-    /// synthesis worker has, whichever is fewer ([`synthesis_wall_ms`]). 1: one core a worker.
+    /// The sparse product's share of `synth_ms`: it runs over rows on every core its worker
+    /// has (0: not told apart from the witness).
+    pub product_ms: f64,
+    /// The most cores one partition's witness keeps busy (split over its parts): the plan
+    /// divides the witness's CPU time by this or by the cores each synthesis worker has,
+    /// whichever is fewer ([`synthesis_wall_ms`]). 1: one core a worker.
     pub synth_threads: f64,
     /// `prove_start` of one partition on the prover lane, in milliseconds.
     pub start_ms: f64,
@@ -65,19 +68,22 @@ pub struct PlanItem {
     pub finish_ms: f64,
 }
 
-/// Milliseconds one partition's synthesis takes (`cpu_ms` of CPU time, spread over at most
-/// `threads` cores) while `workers` syntheses share the cores the prover lanes leave
+/// Milliseconds one partition's synthesis takes (`cpu_ms` of CPU time, of which `product_ms`
+/// is the sparse product) while `workers` syntheses share the cores the prover lanes leave
 /// (`cores - lanes`, one a lane for its host work): the steady state of a node with a backlog,
-/// every worker busy. Never less than one core a synthesis.
+/// every worker busy. The witness spreads over at most `threads` of a worker's cores, the
+/// product over all of them. Never less than one core a synthesis.
 pub fn synthesis_wall_ms(
     cpu_ms: f64,
+    product_ms: f64,
     threads: f64,
     cores: usize,
     lanes: usize,
     workers: usize,
 ) -> f64 {
-    let each = cores.saturating_sub(lanes).max(1) as f64 / workers.max(1) as f64;
-    cpu_ms / each.min(threads).max(1.0)
+    let each = (cores.saturating_sub(lanes).max(1) as f64 / workers.max(1) as f64).max(1.0);
+    let product_ms = product_ms.clamp(0.0, cpu_ms);
+    (cpu_ms - product_ms) / each.min(threads).max(1.0) + product_ms / each
 }
 
 fn class_name<S: Serializer>(class: &Priority, s: S) -> Result<S::Ok, S::Error> {
@@ -304,9 +310,9 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 /// 7. Throughput: the smallest of synthesis, prover lane, finalizer and memory rates, with the
 ///    mix's times averaged over its partitions, less what a walk through a few mixes,
 ///    partition by partition, finds the lanes idle at kind switches ([`pipeline_mix_ms`]).
-///    A partition's synthesis takes its CPU time (`synth_ms`) over the cores its worker has:
-///    the cores less one a prover lane, shared by the workers, at most `synth_threads`
-///    ([`synthesis_wall_ms`]).
+///    A partition's synthesis takes its CPU time (`synth_ms`) over the cores its worker has
+///    (the cores less one a prover lane, shared by the workers): its witness at most
+///    `synth_threads` of them, its sparse product (`product_ms`) all ([`synthesis_wall_ms`]).
 /// 8. When synthesis outpaces that bound by more than one worker, the plan is made again with
 ///    the fewest workers that keep up with it and one spare: more would only take buffer sets
 ///    from the memory that keeps parameter sets resident (fewer workers each get more cores).
@@ -624,6 +630,7 @@ fn plan_with_synthesis_cap(
         .map(|i| PlanItem {
             synth_ms: synthesis_wall_ms(
                 i.synth_ms,
+                i.product_ms,
                 i.synth_threads,
                 cores,
                 prover_workers,
@@ -1105,7 +1112,7 @@ impl Plan {
             o,
             "  (partition: charged per partition in flight; one job: parameters + one partition \
              + pool + CRITICAL reserve; synth: one partition's synthesis, its CPU time over the \
-             cores its worker has)\n"
+             cores its worker has, the witness's over those it can use)\n"
         );
         let _ = writeln!(
             o,
@@ -1296,6 +1303,7 @@ mod tests {
             srs_bytes,
             pce_bytes: 0,
             synth_ms: 29_000.0,
+            product_ms: 0.0,
             synth_threads: 1.0,
             start_ms: 3_300.0,
             finish_ms: 700.0,
@@ -1589,6 +1597,18 @@ mod tests {
         // One kind alone never reloads.
         let alone = plan(&n, &items[..1], &gpu_host);
         assert_eq!(alone.throughput.reload_ms_per_mix, 0.0);
+    }
+
+    #[test]
+    fn the_witness_spreads_over_its_threads_and_the_product_over_every_core() {
+        // 10 cores, no lane, one worker: 80 ms of witness over 2 threads, 20 of product over 10.
+        assert_eq!(synthesis_wall_ms(100.0, 20.0, 2.0, 10, 0, 1), 42.0);
+        // Not told apart: all of it over the 2 threads.
+        assert_eq!(synthesis_wall_ms(100.0, 0.0, 2.0, 10, 0, 1), 50.0);
+        // Five workers share the 10 cores: 2 each, which the witness could use too.
+        assert_eq!(synthesis_wall_ms(100.0, 20.0, 2.0, 10, 0, 5), 50.0);
+        // More workers than cores: never less than one core a synthesis.
+        assert_eq!(synthesis_wall_ms(100.0, 20.0, 2.0, 4, 2, 8), 100.0);
     }
 
     #[test]

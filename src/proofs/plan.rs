@@ -32,6 +32,7 @@ pub fn plan_item(name: &str, gpu: bool) -> Result<PlanItem, String> {
         srs_bytes: f.srs_bytes,
         pce_bytes: f.pce_bytes,
         synth_ms: t.synth_ms,
+        product_ms: t.product_ms,
         synth_threads: t.synth_threads,
         start_ms: t.start_ms,
         finish_ms: t.finish_ms,
@@ -139,10 +140,13 @@ mod tests {
             p.render()
         );
         assert_eq!(p.throughput.bottleneck, "prove_start", "{}", p.render());
+        // 1714 against 1341 partitions/h (1.28x): SnapDeals' product spreads over every core
+        // its worker has, so 4 workers alone synthesize 10.7 s a partition.
         assert!(
-            p.throughput.partitions_per_hour > 1.4 * as_before.throughput.partitions_per_hour,
-            "{}",
-            p.render()
+            p.throughput.partitions_per_hour > 1.25 * as_before.throughput.partitions_per_hour,
+            "{}\n{}",
+            p.render(),
+            as_before.render()
         );
         // The reserve stays free: pool, parameters, the partitions in flight and the reserve
         // within the budget.
@@ -188,12 +192,22 @@ mod tests {
         let q = plan_mix(&small, &["porep-32g"]).unwrap();
         assert_eq!(q.throughput.bottleneck, "prove_start", "{}", q.render());
         assert_eq!(q.synthesis_workers, 2, "{}", q.render());
+        // Each worker has 15.5 cores (31 beside the lane): the witness uses 15, the product
+        // all of them.
         let porep = figures("porep-32g").unwrap().gpu;
-        assert_eq!(q.items[0].synth_ms, porep.synth_ms / 15.0);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        let witness_ms = porep.synth_ms - porep.product_ms;
+        assert!(close(
+            q.items[0].synth_ms,
+            witness_ms / 15.0 + porep.product_ms / 15.5
+        ));
         // A 16-core node gives each of its workers fewer cores than a partition can use.
         let few_cores = plan_mix(&Node { cores: 16, ..small }, &["porep-32g"]).unwrap();
         let w = few_cores.synthesis_workers as f64;
-        assert_eq!(few_cores.items[0].synth_ms, porep.synth_ms / (15.0 / w));
+        assert!(close(
+            few_cores.items[0].synth_ms,
+            porep.synth_ms / (15.0 / w)
+        ));
     }
 
     #[test]

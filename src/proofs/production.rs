@@ -11,7 +11,10 @@ use crate::groth16::CircuitShape;
 pub struct PartitionTimes {
     /// Synthesis of one partition (witness and sparse product) on one core: its CPU time.
     pub synth_ms: f64,
-    /// The most cores one partition's synthesis keeps busy (see
+    /// The sparse product's share of `synth_ms`: it runs over rows on every core the worker
+    /// has, where the witness spreads over at most `synth_threads` (0: not told apart).
+    pub product_ms: f64,
+    /// The most cores one partition's witness keeps busy (see
     /// [`crate::engine::plan::synthesis_wall_ms`]); 1 on a CPU node, where the prover's MSMs
     /// take the cores.
     pub synth_threads: f64,
@@ -45,18 +48,27 @@ pub struct CircuitFigures {
 }
 
 const fn times(synth_ms: f64, start_ms: f64, finish_ms: f64) -> PartitionTimes {
-    threaded(synth_ms, 1.0, start_ms, finish_ms)
+    PartitionTimes {
+        synth_ms,
+        product_ms: 0.0,
+        synth_threads: 1.0,
+        start_ms,
+        finish_ms,
+    }
 }
 
-/// [`times`] for a synthesis spread over up to `synth_threads` cores.
+/// [`times`] for a synthesis of `witness_ms` of witness spread over up to `synth_threads`
+/// cores and `product_ms` of sparse product over all of its worker's.
 const fn threaded(
-    synth_ms: f64,
+    witness_ms: f64,
+    product_ms: f64,
     synth_threads: f64,
     start_ms: f64,
     finish_ms: f64,
 ) -> PartitionTimes {
     PartitionTimes {
-        synth_ms,
+        synth_ms: witness_ms + product_ms,
+        product_ms,
         synth_threads,
         start_ms,
         finish_ms,
@@ -83,7 +95,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 47_373_927_744,
         pce_bytes: 1_705_196_521,
         cpu: times(29_000.0, 50_000.0, 88_000.0),
-        gpu: threaded(32_300.0, 15.0, 3_300.0, 700.0),
+        gpu: threaded(25_900.0, 10_750.0, 15.0, 3_300.0, 700.0),
     },
     CircuitFigures {
         name: "porep-64g",
@@ -92,7 +104,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 47_600_000_000,
         pce_bytes: 1_717_844_540,
         cpu: times(29_200.0, 50_400.0, 88_600.0),
-        gpu: threaded(32_500.0, 15.0, 3_320.0, 705.0),
+        gpu: threaded(26_000.0, 10_830.0, 15.0, 3_320.0, 705.0),
     },
     CircuitFigures {
         name: "snap-32g",
@@ -101,7 +113,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 33 * GIB,
         pce_bytes: 1_069_760_138,
         cpu: times(18_000.0, 31_000.0, 55_000.0),
-        gpu: threaded(20_600.0, 1.65, 2_100.0, 450.0),
+        gpu: threaded(16_500.0, 5_710.0, 1.65, 2_100.0, 450.0),
     },
     CircuitFigures {
         name: "snap-64g",
@@ -110,7 +122,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 34 * GIB,
         pce_bytes: 1_121_900_000,
         cpu: times(18_900.0, 32_500.0, 57_700.0),
-        gpu: threaded(21_600.0, 1.65, 2_200.0, 470.0),
+        gpu: threaded(17_300.0, 5_990.0, 1.65, 2_200.0, 470.0),
     },
     CircuitFigures {
         name: "window-32g",
@@ -119,7 +131,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 57 * GIB,
         pce_bytes: 33_111_805,
         cpu: times(27_900.0, 48_100.0, 84_600.0),
-        gpu: threaded(170_700.0, 32.0, 3_200.0, 680.0),
+        gpu: threaded(144_200.0, 17_070.0, 32.0, 3_200.0, 680.0),
     },
     CircuitFigures {
         name: "window-64g",
@@ -128,7 +140,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 59 * GIB + GIB / 2,
         pce_bytes: 34_325_759,
         cpu: times(28_900.0, 49_900.0, 87_700.0),
-        gpu: threaded(177_000.0, 32.0, 3_300.0, 700.0),
+        gpu: threaded(149_600.0, 17_700.0, 32.0, 3_300.0, 700.0),
     },
     CircuitFigures {
         name: "winning-32g",
@@ -137,7 +149,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 184 * MIB,
         pce_bytes: 266_239,
         cpu: times(52.0, 250.0, 450.0),
-        gpu: threaded(505.0, 16.0, 550.0, 120.0),
+        gpu: threaded(427.0, 51.0, 16.0, 550.0, 120.0),
     },
     CircuitFigures {
         name: "winning-64g",
@@ -146,7 +158,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 195 * MIB,
         pce_bytes: 277_914,
         cpu: times(55.0, 265.0, 475.0),
-        gpu: threaded(533.0, 16.0, 580.0, 125.0),
+        gpu: threaded(450.0, 52.0, 16.0, 580.0, 125.0),
     },
 ];
 

@@ -205,11 +205,13 @@ impl SimCircuit {
             times: PartitionTimes {
                 synth_ms: sim_ms(cuzk::engine::plan::synthesis_wall_ms(
                     t.synth_ms,
+                    t.product_ms,
                     t.synth_threads,
                     cores,
                     lanes,
                     workers,
                 )),
+                product_ms: sim_ms(t.product_ms),
                 synth_threads: t.synth_threads,
                 start_ms: sim_ms(t.start_ms),
                 finish_ms: sim_ms(t.finish_ms),
