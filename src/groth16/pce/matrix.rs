@@ -188,10 +188,10 @@ impl Shift {
 fn write_streaming(slot: &mut MaybeUninit<Scalar>, value: Scalar) {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: Scalar is four u64 limbs (blst_fr, #[repr(transparent)] in blstrs); the slot
-        // is valid for writes of its size and aligned for u64; movnti needs no more.
+        let limbs = blst::blst_fr::from(value).l;
+        // SAFETY: a Scalar is its four u64 limbs (blst_fr, #[repr(transparent)] in blstrs), so
+        // the slot is valid for four u64 writes and aligned for them; movnti needs no more.
         unsafe {
-            let limbs: [u64; 4] = std::mem::transmute::<Scalar, [u64; 4]>(value);
             let out = slot.as_mut_ptr().cast::<i64>();
             for (k, limb) in limbs.into_iter().enumerate() {
                 std::arch::x86_64::_mm_stream_si64(out.add(k), limb as i64);
@@ -337,8 +337,7 @@ impl SparseMatrix {
     /// one per row of the chunk (`out` may be uninitialised memory: it is never read), each
     /// stored variable moved by `shift` (a part's rows read as another part's). The matrix must
     /// have passed [`SparseMatrix::validate`] (or been built here) for variables that `shift`
-    /// maps into `z`'s range; a corrupt matrix panics on a checked read, never reads out of
-    /// bounds.
+    /// maps into `z`'s range, as every loaded PCE has; its reads stay checked all the same.
     #[inline]
     pub fn evaluate_chunk(
         &self,
