@@ -36,8 +36,9 @@ fn kind_of(value: &Scalar) -> u8 {
     }
 }
 
-/// A partition's witness (z = inputs ++ aux, columns as in [`super::AUX_BASE`]) with each variable's
-/// kind. Costs one byte per variable beside the values, for as long as the product runs.
+/// A partition's witness (z = inputs ++ aux, columns as in [`super::AUX_BASE`]) with each
+/// variable's kind. Costs one byte per variable beside the values, for as long as the product
+/// runs.
 pub struct Witness<'a> {
     inputs: &'a [Scalar],
     aux: &'a [Scalar],
