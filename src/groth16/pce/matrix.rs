@@ -111,7 +111,7 @@ fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
 
 /// A stored term's variable, before any part's shift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Var {
+enum Var {
     /// An input, by index.
     Input(u64),
     /// An aux variable, by index.
