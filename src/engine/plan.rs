@@ -316,6 +316,7 @@ fn critical_buffers(has_critical: bool, pool: usize) -> usize {
 /// 8. When synthesis outpaces that bound by more than one worker, the plan is made again with
 ///    the fewest workers that keep up with it and one spare: more would only take buffer sets
 ///    from the memory that keeps parameter sets resident (fewer workers each get more cores).
+///    A second or third spare is kept where the pipeline walk counts over 1% more with it.
 /// 9. When the mix has two or more non-CRITICAL parameter sets that do not all stay resident,
 ///    jobs of different kinds evict and reload each other's sets, each reload costing its
 ///    decode (at an assumed [`DECODE_BYTES_PER_MS`]) and one synthesis (the pipeline refilling
@@ -394,7 +395,20 @@ fn plan_for_residency(
     if fewest + 1 >= first.synthesis_workers {
         return first;
     }
-    capped(fewest + 1)
+    // One spare; a second or third only where the pipeline walk counts a higher rate with it
+    // (a deeper pipeline idles the lanes less at kind switches), by more than 1%.
+    let mut best = capped(fewest + 1);
+    for workers in fewest + 2..=(fewest + 3).min(first.synthesis_workers) {
+        let more = if workers == first.synthesis_workers {
+            first.clone()
+        } else {
+            capped(workers)
+        };
+        if more.throughput.partitions_per_hour > 1.01 * best.throughput.partitions_per_hour {
+            best = more;
+        }
+    }
+    best
 }
 
 /// The most cores a plan counts (a larger `cores` is taken as this many): more than any
