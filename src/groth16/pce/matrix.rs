@@ -129,6 +129,12 @@ impl Var {
     }
 }
 
+/// `index`, moved by `shift` when it is at least `first`.
+#[inline(always)]
+fn moved(index: u64, first: u64, shift: u64) -> usize {
+    (index + if index >= first { shift } else { 0 }) as usize
+}
+
 /// Where a part's variables sit: stored inputs from `first_input` and aux variables from
 /// `first_aux` move by `input_shift` and `aux_shift`; the others (the preamble's, ONE) stay.
 #[derive(Clone, Copy, Debug)]
@@ -154,20 +160,12 @@ impl Shift {
 
     #[inline(always)]
     fn input(&self, i: u64) -> usize {
-        (i + if i >= self.first_input {
-            self.input_shift
-        } else {
-            0
-        }) as usize
+        moved(i, self.first_input, self.input_shift)
     }
 
     #[inline(always)]
     fn aux(&self, i: u64) -> usize {
-        (i + if i >= self.first_aux {
-            self.aux_shift
-        } else {
-            0
-        }) as usize
+        moved(i, self.first_aux, self.aux_shift)
     }
 
     /// A column (see [`super::AUX_BASE`]) where the shift puts it.
