@@ -77,6 +77,7 @@ fn parted_synthesis_keeps_no_second_copy_of_the_parts_values() {
         unequal_parts: false,
         part_factors: true,
         preamble_depends_on_range: false,
+        shared_preamble: false,
     };
     let recorded = pce::record(WholeCircuit(circuit)).unwrap();
     let want = synthesize(WholeCircuit(circuit), BufferSet::default()).unwrap();

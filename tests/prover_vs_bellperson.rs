@@ -427,25 +427,42 @@ fn a_parted_circuit_synthesized_in_parallel_is_the_whole_circuit_and_a_moving_pr
         .build()
         .unwrap();
     for (parts, unequal_parts) in [1, 2, 7].into_iter().flat_map(|p| [(p, false), (p, true)]) {
-        let chains = |preamble_depends_on_range| Chains {
+        let chains = |preamble_depends_on_range, shared_preamble| Chains {
             seed: 11,
             parts,
             steps: 2,
             unequal_parts,
             part_factors: true,
             preamble_depends_on_range,
+            shared_preamble,
         };
-        let recorded = pce::record(WholeCircuit(chains(false))).unwrap();
-        let want = synthesize(WholeCircuit(chains(false)), BufferSet::default()).unwrap();
-        let got = pool
-            .install(|| synthesize_parted_with_pce(&chains(false), &recorded, BufferSet::default()))
-            .unwrap();
-        assert_same_assignment(&want, &got);
+        let recorded = pce::record(WholeCircuit(chains(false, false))).unwrap();
+        let want = synthesize(WholeCircuit(chains(false, false)), BufferSet::default()).unwrap();
+        for shared in [false, true] {
+            let fallbacks = pce::parted_fallbacks();
+            let got = pool
+                .install(|| {
+                    synthesize_parted_with_pce(
+                        &chains(false, shared),
+                        &recorded,
+                        BufferSet::default(),
+                    )
+                })
+                .unwrap();
+            assert_same_assignment(&want, &got);
+            // Parts of equal size fill their windows, the preamble shared or not.
+            assert_eq!(
+                pce::parted_fallbacks() == fallbacks,
+                !unequal_parts || parts == 1,
+                "{parts} parts, unequal {unequal_parts}, shared preamble {shared}"
+            );
+        }
 
         // Same shape, but a part's preamble differs from the first one: an error, never a
         // witness stitched from two preambles.
-        let moving = pool
-            .install(|| synthesize_parted_with_pce(&chains(true), &recorded, BufferSet::default()));
+        let moving = pool.install(|| {
+            synthesize_parted_with_pce(&chains(true, false), &recorded, BufferSet::default())
+        });
         match (parts, moving) {
             // One range only, or unequal parts synthesized whole on one thread: the preamble
             // is synthesized once, so the witness is the whole circuit's.
@@ -523,6 +540,7 @@ fn a_circuit_of_alike_parts_is_recorded_from_one_part_as_the_whole_circuit_is() 
                 unequal_parts,
                 part_factors,
                 preamble_depends_on_range: false,
+                shared_preamble: false,
             };
             let case =
                 format!("{parts} parts, unequal {unequal_parts}, own factors {part_factors}");
@@ -551,6 +569,7 @@ fn a_circuit_of_alike_parts_is_recorded_from_one_part_as_the_whole_circuit_is() 
     // Parts alike but for the last one, which is longer: recorded whole.
     struct LastPartLonger(usize);
     impl PartedCircuit for LastPartLonger {
+        type Preamble = ();
         fn parts(&self) -> usize {
             self.0
         }

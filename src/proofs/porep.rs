@@ -377,6 +377,7 @@ impl<'a, Tree: 'static + MerkleTreeTrait> StackedParts<'a, Tree> {
 }
 
 impl<Tree: 'static + MerkleTreeTrait> PartedCircuit for StackedParts<'_, Tree> {
+    type Preamble = ();
     fn parts(&self) -> usize {
         self.challenges.len()
     }

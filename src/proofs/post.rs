@@ -570,6 +570,7 @@ pub(crate) struct SectorParts<Tree: MerkleTreeTrait>(pub(crate) FallbackPoStCirc
 const PLAIN_WAVES: usize = 16;
 
 impl<Tree: 'static + MerkleTreeTrait> PartedCircuit for SectorParts<Tree> {
+    type Preamble = ();
     fn parts(&self) -> usize {
         self.0.sectors.len()
     }

@@ -3,9 +3,7 @@
 //! `generate_empty_sector_update_proof_with_vanilla` builds them.
 
 use std::any::Any;
-use std::ops::Range;
 
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::DefaultPieceDomain;
@@ -14,17 +12,15 @@ use filecoin_proofs::with_shape;
 use filecoin_proofs_api::RegisteredUpdateProof;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_update::circuit::{ChallengeProof, PrivateInputs};
 use storage_proofs_update::constants::TreeRHasher;
 use storage_proofs_update::{
-    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof,
-    PublicInputs, SetupParams,
+    EmptySectorUpdate, EmptySectorUpdateCompound, PartitionProof, PublicInputs, SetupParams,
 };
 
 use super::error::{reject_panics, ProofError, ProofResult};
 use super::registry::{self, bytes32};
 use super::request::PartitionVisitor;
-use crate::groth16::{PartFilter, PartedCircuit};
+use super::snap_parts::UpdateParts;
 
 /// A parsed SnapDeals update proof request.
 pub struct SnapDealsRequest {
@@ -179,7 +175,7 @@ fn update_circuit<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             Some(k),
         )
         .map_err(ProofError::filecoin)?;
-        visitor.visit_parted(UpdateParts { circuit })?;
+        visitor.visit_parted(UpdateParts::new(circuit)?)?;
     }
     <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::generate_public_inputs(
         &public_inputs,
@@ -187,131 +183,4 @@ fn update_circuit<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         Some(k),
     )
     .map_err(ProofError::filecoin)
-}
-
-/// A SnapDeals partition's circuit as a preamble (its commitments, apex leaves and every
-/// challenge's bits) and one part per challenge (rho, the new label, the three Merkle paths), so
-/// its witness is generated in parallel.
-///
-/// storage-proofs-update synthesizes the challenges in one loop with no entry point per
-/// challenge, so a range runs the whole circuit through a [`PartFilter`]: the other challenges'
-/// Merkle proofs are left out (no hashing), their allocations dropped, and the synthesis stops
-/// after the range. The circuit and its code are storage-proofs-update's own; a range that
-/// goes wrong fails the shape check or the reference verifier.
-struct UpdateParts<Tree: MerkleTreeTrait<Hasher = TreeRHasher>> {
-    circuit: EmptySectorUpdateCircuit<Tree>,
-}
-
-impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<Tree> {
-    /// The circuit with the Merkle proofs of the challenges outside `keep` left out, but for
-    /// the partition path every challenge repeats (the preamble reads and checks it).
-    fn keeping_challenges(&self, keep: &Range<usize>) -> EmptySectorUpdateCircuit<Tree> {
-        let EmptySectorUpdateCircuit {
-            pub_params,
-            pub_inputs,
-            priv_inputs,
-        } = &self.circuit;
-        let below_partition = pub_params.challenge_bit_len - pub_params.partition_bit_len;
-        let blank = |path: &[Vec<Option<Scalar>>]| -> Vec<Vec<Option<Scalar>>> {
-            path.iter().map(|row| vec![None; row.len()]).collect()
-        };
-        let challenge_proofs = priv_inputs
-            .challenge_proofs
-            .iter()
-            .enumerate()
-            .map(|(i, proof)| {
-                if keep.contains(&i) {
-                    return proof.clone();
-                }
-                let mut path_d_new = blank(&proof.path_d_new);
-                for (row, kept) in path_d_new
-                    .iter_mut()
-                    .zip(&proof.path_d_new)
-                    .skip(below_partition)
-                {
-                    row.clone_from(kept);
-                }
-                ChallengeProof {
-                    leaf_r_old: None,
-                    path_r_old: blank(&proof.path_r_old),
-                    leaf_d_new: None,
-                    path_d_new,
-                    leaf_r_new: None,
-                    path_r_new: blank(&proof.path_r_new),
-                    _tree_r: Default::default(),
-                }
-            })
-            .collect();
-        EmptySectorUpdateCircuit {
-            pub_params: pub_params.clone(),
-            pub_inputs: pub_inputs.clone(),
-            priv_inputs: PrivateInputs {
-                comm_c: priv_inputs.comm_c,
-                root_r_old: priv_inputs.root_r_old,
-                root_r_new: priv_inputs.root_r_new,
-                apex_leafs: priv_inputs.apex_leafs.clone(),
-                challenge_proofs,
-            },
-        }
-    }
-}
-
-impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> PartedCircuit for UpdateParts<Tree> {
-    fn parts(&self) -> usize {
-        self.circuit.priv_inputs.challenge_proofs.len()
-    }
-
-    fn synthesize_parts<CS: ConstraintSystem<Scalar>>(
-        &self,
-        cs: &mut CS,
-        parts: Range<usize>,
-    ) -> Result<(), SynthesisError> {
-        let circuit = self.keeping_challenges(&parts);
-        let mut filter = PartFilter::new(cs, parts, challenge_of_namespace);
-        let synthesized = circuit.synthesize(&mut filter);
-        filter.finish(synthesized)
-    }
-
-    /// Running past a challenge without its Merkle proofs still runs its gadgets' code (the
-    /// SHA-256 and Poseidon gadgets build their structures without values): 0.55 of a
-    /// challenge's time, measured on 2 KiB from the ranges' own timings (docs/pce.md); a
-    /// 32 GiB challenge's paths measure 0.46-0.49 (`synth/skip-snap-32g-paths`).
-    fn skipped_part_cost(&self) -> f64 {
-        0.55
-    }
-
-    fn synthesize_whole<CS: ConstraintSystem<Scalar>>(
-        self,
-        cs: &mut CS,
-    ) -> Result<(), SynthesisError> {
-        self.circuit.synthesize(cs)
-    }
-}
-
-/// The challenge a top-level namespace of the update circuit's loop names: every one of them
-/// carries `c_index=N` ("rho (c_index=3)", "path_r_old sibling (c_index=3, tree_row=0, ...)");
-/// the preamble's never do.
-fn challenge_of_namespace(name: &str) -> Option<usize> {
-    const KEY: &str = "c_index=";
-    let rest = &name[name.find(KEY)? + KEY.len()..];
-    let digits = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    rest[..digits].parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::challenge_of_namespace;
-
-    #[test]
-    fn a_loop_namespace_names_its_challenge() {
-        assert_eq!(challenge_of_namespace("rho (c_index=3)"), Some(3));
-        assert_eq!(
-            challenge_of_namespace("path_r_old sibling (c_index=12, tree_row=0, sibling_index=1)"),
-            Some(12)
-        );
-        assert_eq!(challenge_of_namespace("gen_challenge_bits"), None);
-        assert_eq!(challenge_of_namespace("c_index="), None);
-    }
 }

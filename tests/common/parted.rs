@@ -1,6 +1,6 @@
 //! A parted test circuit shared by the test binaries that check parallel (parted) synthesis.
 
-use bellperson::{ConstraintSystem, SynthesisError};
+use bellperson::{ConstraintSystem, SynthesisError, Variable};
 use blstrs::Scalar;
 use cuzk::groth16::PartedCircuit;
 
@@ -9,6 +9,7 @@ use cuzk::groth16::PartedCircuit;
 /// input. The constants are 2, 3, ... or, with `part_factors`, i + 2, i + 3, ... (then no two
 /// parts have the same coefficients). With `preamble_depends_on_range`, the preamble's seed
 /// moves with the first part synthesized: a circuit that breaks [`PartedCircuit`]'s contract.
+/// With `shared_preamble`, the parts can follow one preamble synthesized once.
 #[derive(Clone, Copy)]
 pub struct Chains {
     pub seed: u64,
@@ -17,20 +18,18 @@ pub struct Chains {
     pub unequal_parts: bool,
     pub part_factors: bool,
     pub preamble_depends_on_range: bool,
+    pub shared_preamble: bool,
 }
 
-impl PartedCircuit for Chains {
-    fn parts(&self) -> usize {
-        self.parts
-    }
-
-    fn synthesize_parts<CS: ConstraintSystem<Scalar>>(
+impl Chains {
+    /// The preamble for a range starting at part `first`: x^2's variable and value.
+    fn preamble<CS: ConstraintSystem<Scalar>>(
         &self,
         cs: &mut CS,
-        parts: std::ops::Range<usize>,
-    ) -> Result<(), SynthesisError> {
+        first: usize,
+    ) -> Result<(Variable, Scalar), SynthesisError> {
         let shift = if self.preamble_depends_on_range {
-            parts.start as u64
+            first as u64
         } else {
             0
         };
@@ -44,6 +43,42 @@ impl PartedCircuit for Chains {
             |l| l + x_var,
             |l| l + square_var,
         );
+        Ok((square_var, square))
+    }
+}
+
+impl PartedCircuit for Chains {
+    type Preamble = (Variable, Scalar);
+
+    fn parts(&self) -> usize {
+        self.parts
+    }
+
+    fn synthesize_parts<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        parts: std::ops::Range<usize>,
+    ) -> Result<(), SynthesisError> {
+        let preamble = self.preamble(cs, parts.start)?;
+        self.synthesize_parts_after(cs, &preamble, parts)
+    }
+
+    fn synthesize_preamble<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+    ) -> Result<Option<Self::Preamble>, SynthesisError> {
+        match self.shared_preamble {
+            true => self.preamble(cs, 0).map(Some),
+            false => Ok(None),
+        }
+    }
+
+    fn synthesize_parts_after<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        &(square_var, square): &Self::Preamble,
+        parts: std::ops::Range<usize>,
+    ) -> Result<(), SynthesisError> {
         for i in parts {
             // Each part starts from x^2 + i: alike constraints, values of its own.
             let offset = Scalar::from(i as u64);

@@ -205,6 +205,12 @@ impl<S: AuxStore> ConstraintSystem<Scalar> for WitnessCs<S> {
 /// circuit is `0..parts()`. A part's values may depend on the preamble's values but never on
 /// another part's, and the preamble allocates the same values whatever the range.
 pub trait PartedCircuit: Sync {
+    /// What the parts read from a preamble synthesized once (its outputs: allocated numbers
+    /// and bits, with their values), for a circuit that offers
+    /// [`PartedCircuit::synthesize_preamble`]; `()` for one whose every range synthesizes its
+    /// own copy of the preamble.
+    type Preamble: Sync;
+
     /// How many parts the whole circuit has.
     fn parts(&self) -> usize;
 
@@ -214,6 +220,31 @@ pub trait PartedCircuit: Sync {
         cs: &mut CS,
         parts: Range<usize>,
     ) -> std::result::Result<(), SynthesisError>;
+
+    /// Synthesizes the preamble alone and returns what the parts read from it, so that the
+    /// ranges of parts can start from it, each in a system of its own, instead of each
+    /// synthesizing a copy of it: for a circuit whose preamble is a large share of the work (a
+    /// 32 GiB SnapDeals partition's apex tree). None, the default, for a circuit that cannot
+    /// (its ranges then synthesize their own copies).
+    fn synthesize_preamble<CS: ConstraintSystem<Scalar>>(
+        &self,
+        _cs: &mut CS,
+    ) -> std::result::Result<Option<Self::Preamble>, SynthesisError> {
+        Ok(None)
+    }
+
+    /// Synthesizes `parts`, in order, after the preamble whose outputs are `preamble`. `cs` may
+    /// be another system than the preamble's only if it keeps values alone (a witness-only
+    /// system): the outputs' variables are the preamble system's. Called only for a circuit
+    /// whose `synthesize_preamble` gave Some.
+    fn synthesize_parts_after<CS: ConstraintSystem<Scalar>>(
+        &self,
+        _cs: &mut CS,
+        _preamble: &Self::Preamble,
+        _parts: Range<usize>,
+    ) -> std::result::Result<(), SynthesisError> {
+        Err(SynthesisError::AssignmentMissing)
+    }
 
     /// What running past a part costs a range that does not keep it, as a fraction of
     /// synthesizing it: 0 (the default) for a circuit that starts a range at its first part,
@@ -266,9 +297,10 @@ pub fn synthesize_with_pce<C: Circuit<Scalar>>(
 }
 
 /// [`synthesize_with_pce`] for a [`PartedCircuit`]: the parts in contiguous ranges, one per
-/// thread, each after its own copy of the preamble. The first range's copy is the witness's
-/// preamble; the others' must equal it and are then dropped. The assignment is the one the
-/// whole circuit gives.
+/// thread, each after its own copy of the preamble (the first range's copy is the witness's
+/// preamble; the others' must equal it and are then dropped), or, for a circuit that shares
+/// one, all after one preamble synthesized first. The assignment is the one the whole circuit
+/// gives.
 ///
 /// Each range writes its values straight into their place in `buffers.aux` (a window sized from
 /// the recording, whose parts are alike, and from the preamble's size, learned by the first
@@ -320,7 +352,7 @@ pub fn synthesize_parted_with_pce<P: PartedCircuit>(
 }
 
 /// The size of a [`PartedCircuit`]'s preamble: what every range synthesizes before its parts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PreambleShape {
     /// Public inputs, without ONE.
     pub inputs: usize,
@@ -366,7 +398,7 @@ pub fn parted_fallbacks() -> usize {
 
 /// Synthesizes the whole of `circuit` into the empty `cs` in parallel ranges of parts, each
 /// writing into its window of `cs.aux`'s spare room: the first range's window holds the
-/// preamble too. Ok(false) when a range does not fill its window exactly (parts of unequal
+/// preamble too, synthesized once before every range if the circuit shares it. Ok(false) when a range does not fill its window exactly (parts of unequal
 /// size, or a preamble of another size than `preamble`); `cs` is then unchanged but for spare
 /// room written.
 fn synthesize_ranges_in_windows<P: PartedCircuit>(
@@ -387,28 +419,61 @@ fn synthesize_ranges_in_windows<P: PartedCircuit>(
         return Ok(false);
     }
     let per_part = body / parts;
+    let ranges = part_ranges(
+        parts,
+        rayon::current_num_threads(),
+        circuit.skipped_part_cost(),
+    );
+    // Each range's window: its parts' values, and the first's the preamble's before them.
     let mut rest = &mut spare[..pce.num_aux];
-    let mut windows = Vec::new();
-    let skip_cost = circuit.skipped_part_cost();
-    for range in part_ranges(parts, rayon::current_num_threads(), skip_cost) {
-        // The first range keeps its preamble in its window; the others keep theirs aside.
-        let preamble_aside = if windows.is_empty() { 0 } else { preamble.aux };
-        let length = per_part * range.len() + preamble.aux - preamble_aside;
+    let mut windows = Vec::with_capacity(ranges.len());
+    for (i, range) in ranges.iter().enumerate() {
+        let length = per_part * range.len() + if i == 0 { preamble.aux } else { 0 };
         let (window, tail) = std::mem::take(&mut rest).split_at_mut(length);
-        windows.push((range, preamble_aside, window));
+        windows.push(window);
         rest = tail;
     }
-    let ranges: Vec<_> = windows
+    let mut windows = windows.into_iter();
+    let mut first = WitnessCs {
+        aux: PartWindow::new(0, windows.next().unwrap_or_default()),
+        ..WitnessCs::default()
+    };
+    let started = std::time::Instant::now();
+    let shared = circuit.synthesize_preamble(&mut first)?;
+    if shared.is_some() {
+        log::debug!(
+            "preamble once for {parts} parts: witness_ms={:.1}",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    // A range after the first synthesizes its own copy of the preamble (kept aside, checked
+    // against the first's and dropped) unless the circuit shares one.
+    let copied = match shared {
+        Some(_) => PreambleShape::default(),
+        None => preamble,
+    };
+    let systems: Vec<_> = std::iter::once(first)
+        .chain(windows.map(|window| WitnessCs {
+            aux: PartWindow::new(copied.aux, window),
+            ..WitnessCs::default()
+        }))
+        .zip(ranges)
+        .collect();
+    let ranges: Vec<_> = systems
         .into_par_iter()
-        .map(|(range, preamble_aside, window)| {
-            let mut part = WitnessCs {
-                aux: PartWindow::new(preamble_aside, window),
-                ..WitnessCs::default()
-            };
+        .map(|(mut part, range)| {
             let started = std::time::Instant::now();
-            let synthesized = circuit.synthesize_parts(&mut part, range.clone());
+            let synthesized = match &shared {
+                Some(outputs) => circuit.synthesize_parts_after(&mut part, outputs, range.clone()),
+                None => circuit.synthesize_parts(&mut part, range.clone()),
+            };
             log::debug!(
-                "preamble and parts {range:?} of {parts}: witness_ms={:.1}",
+                "parts {range:?} of {parts} (preamble {}): witness_ms={:.1}",
+                if shared.is_some() {
+                    "shared"
+                } else {
+                    "and its copy"
+                },
                 started.elapsed().as_secs_f64() * 1e3
             );
             synthesized.map(|()| part)
@@ -417,19 +482,21 @@ fn synthesize_ranges_in_windows<P: PartedCircuit>(
     let ranges = ranges
         .into_iter()
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    let filled = ranges.iter().all(|part| {
+    let holds = |part: &WitnessCs<PartWindow>, preamble: &PreambleShape| {
         part.aux.filled_exactly()
             && part.inputs.len() >= preamble.inputs
             && part.constraints >= preamble.constraints
-    });
-    let Some((first, others)) = ranges.split_first().filter(|_| filled) else {
+    };
+    let Some((first, others)) = ranges.split_first().filter(|(first, others)| {
+        holds(first, &preamble) && others.iter().all(|part| holds(part, &copied))
+    }) else {
         return Ok(false);
     };
-    let (first_preamble, _) = first.aux.slices()[1].split_at(preamble.aux);
-    let first_preamble_inputs = &first.inputs[..preamble.inputs];
+    let (first_preamble, _) = first.aux.slices()[1].split_at(copied.aux);
+    let first_preamble_inputs = &first.inputs[..copied.inputs];
     for (i, part) in others.iter().enumerate() {
         if part.aux.preamble != first_preamble
-            || part.inputs[..preamble.inputs] != *first_preamble_inputs
+            || part.inputs[..copied.inputs] != *first_preamble_inputs
         {
             return Err(Groth16Error::ShapeMismatch(format!(
                 "part range {} of the circuit synthesized a different preamble",
@@ -440,8 +507,8 @@ fn synthesize_ranges_in_windows<P: PartedCircuit>(
     inputs.extend_from_slice(&first.inputs);
     *constraints += first.constraints;
     for part in others {
-        inputs.extend_from_slice(&part.inputs[preamble.inputs..]);
-        *constraints += part.constraints - preamble.constraints;
+        inputs.extend_from_slice(&part.inputs[copied.inputs..]);
+        *constraints += part.constraints - copied.constraints;
     }
     drop(ranges);
     // SAFETY: the windows tile the first `num_aux` scalars of the spare room, and each was
