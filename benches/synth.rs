@@ -211,19 +211,29 @@ fn main() {
              unit=GiB bytes_per_constraint={worst:.2} anchor_gib=26"
         );
     }
-    // Running past a 32 GiB SnapDeals challenge without its values (what each range after the
-    // first pays for every challenge before it) against synthesizing it: its Merkle paths'
-    // gadgets through a range's filter, dropped or kept.
-    if selected("skip-snap-32g-paths") {
-        let (ours, base) = interleaved(5, || run_snap_paths(false), || run_snap_paths(true));
+    // A 32 GiB SnapDeals partition's witness: by challenge over the pool after one preamble
+    // (ours, what the engine runs) against the same synthesis on one thread, on a partition of
+    // the real shape with random values. Also the preamble and one challenge alone, which give
+    // a node's wall time: preamble + challenges / threads. Named only (about 2.6 GB of aux and
+    // a few minutes: `cargo bench --bench synth -- witness-snap-32g`).
+    if named("witness-snap-32g") {
+        let parts = snap32::partition();
+        let (ours, base) = interleaved(
+            3,
+            || snap32::by_challenge(&parts),
+            || snap32::one_thread(&parts),
+        );
+        let (preamble_ms, challenge_ms) = snap32::pieces(&parts);
         report(
-            "synth/skip-snap-32g-paths",
+            "synth/witness-snap-32g",
             ours,
             Some(base),
-            5,
+            3,
             &format!(
-                "skip_cost={:.2} sha256_levels=19 tree_r_levels=10",
-                ours / base
+                "threads={} challenges={} preamble_ms={preamble_ms:.0} \
+                 challenge_ms={challenge_ms:.1}",
+                rayon::current_num_threads(),
+                parts.parts(),
             ),
         );
     }
@@ -431,75 +441,117 @@ fn process_cpu_ms() -> f64 {
     ms(usage.ru_utime) + ms(usage.ru_stime)
 }
 
-/// One 32 GiB SnapDeals challenge's Merkle paths, four times: the TreeD path to the apex leaf
-/// (19 SHA-256 levels: 30 less 4 partition and 7 apex bits) and the old and new TreeR paths
-/// (10 levels of arity 8), through the engine's own pieces: a `PartFilter` over a `WitnessCs`
-/// that keeps the four challenges with their values (`keep`), or runs past them without values,
-/// as a range after the first runs past the challenges before it.
-fn run_snap_paths(keep: bool) {
-    use filecoin_hashers::sha256::Sha256Hasher;
-    use filecoin_proofs::SectorShape32GiB;
-    use storage_proofs_core::merkle::BinaryMerkleTree;
-    let mut witness: pce::witness::WitnessCs = Default::default();
-    let kept = if keep { 0..4 } else { 4..5 };
-    let challenge_of = |name: &str| name.strip_prefix("c_index=")?.parse().ok();
-    let mut filter = pce::PartFilter::new(&mut witness, kept, challenge_of);
-    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-    for challenge in 0..4 {
-        let mut cs =
-            bellperson::ConstraintSystem::namespace(&mut filter, || format!("c_index={challenge}"));
-        skip::path::<BinaryMerkleTree<Sha256Hasher>, _>(&mut cs, &mut rng, keep, 2, 19);
-        for _ in 0..2 {
-            skip::path::<SectorShape32GiB, _>(&mut cs, &mut rng, keep, 8, 10);
-        }
-    }
-    filter.finish(Ok(())).expect("the paths synthesize");
-    std::hint::black_box(&witness);
-}
-
-/// The pieces of `skip-snap-32g-paths`.
-mod skip {
-    use bellperson::gadgets::boolean::AllocatedBit;
-    use bellperson::gadgets::num::AllocatedNum;
-    use bellperson::{ConstraintSystem, SynthesisError};
+/// The pieces of `witness-snap-32g`.
+mod snap32 {
     use blstrs::Scalar;
+    use cuzk::groth16::pce::witness::WitnessCs;
+    use cuzk::groth16::PartedCircuit;
+    use cuzk::proofs::snap_parts::UpdateParts;
     use ff::Field;
-    use rand::Rng;
-    use storage_proofs_core::gadgets::por::por_no_challenge_input;
-    use storage_proofs_core::merkle::MerkleTreeTrait;
+    use filecoin_proofs::SectorShape32GiB;
+    use rand::SeedableRng;
+    use rayon::prelude::*;
+    use storage_proofs_core::compound_proof::CompoundProof;
+    use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCompound, PublicParams};
 
-    /// A Merkle path of `levels` rows of `arity` through `Tree`'s gadget, random values.
-    pub fn path<Tree: MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
-        cs: &mut CS,
-        rng: &mut impl Rng,
-        values: bool,
-        arity: usize,
-        levels: usize,
-    ) {
-        let num = |cs: &mut CS, name: String, rng: &mut dyn rand::RngCore| {
-            let value = values.then(|| Scalar::random(&mut *rng));
-            AllocatedNum::alloc(cs.namespace(|| name), || {
-                value.ok_or(SynthesisError::AssignmentMissing)
-            })
-            .expect("alloc")
-        };
-        let bits = levels * arity.trailing_zeros() as usize;
-        let challenge: Vec<AllocatedBit> = (0..bits)
-            .map(|i| {
-                let bit = values.then(|| rng.gen::<bool>());
-                AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), bit).expect("alloc")
+    use super::common::median;
+    use super::time_ms;
+
+    /// A 32 GiB SnapDeals partition: storage-proofs-update's blank circuit with random values
+    /// (partition 5, the production h), one partition path shared by every challenge, and no
+    /// new leaves given (they are computed, not checked).
+    pub fn partition() -> UpdateParts<SectorShape32GiB> {
+        type Compound = EmptySectorUpdateCompound<SectorShape32GiB>;
+        let pp = PublicParams::from_sector_size(32 << 30);
+        let mut circuit =
+            <Compound as CompoundProof<EmptySectorUpdate<SectorShape32GiB>, _>>::blank_circuit(&pp);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let mut random = || Some(Scalar::random(&mut rng));
+        let k_and_h = 5 | (1 << 3) << pp.partition_bit_len;
+        let public = &mut circuit.pub_inputs;
+        public.k_and_h_select = Some(Scalar::from(k_and_h as u64));
+        public.comm_r_old = random();
+        public.comm_d_new = random();
+        public.comm_r_new = random();
+        let private = &mut circuit.priv_inputs;
+        private.comm_c = random();
+        private.root_r_old = random();
+        private.root_r_new = random();
+        private
+            .apex_leafs
+            .iter_mut()
+            .for_each(|leaf| *leaf = random());
+        let below_partition = pp.challenge_bit_len - pp.partition_bit_len;
+        let partition_path: Vec<_> = (below_partition..pp.challenge_bit_len)
+            .map(|_| random())
+            .collect();
+        for proof in &mut private.challenge_proofs {
+            proof.leaf_r_old = random();
+            proof.leaf_d_new = random();
+            proof.leaf_r_new = None;
+            for row in proof.path_r_old.iter_mut().chain(&mut proof.path_r_new) {
+                row.iter_mut().for_each(|sibling| *sibling = random());
+            }
+            for (i, row) in proof.path_d_new.iter_mut().enumerate() {
+                row[0] = match i.checked_sub(below_partition) {
+                    Some(top) => partition_path[top],
+                    None => random(),
+                };
+            }
+        }
+        UpdateParts::new(circuit).expect("a 32 GiB partition's shape")
+    }
+
+    /// The preamble, then the challenges in one contiguous range per thread.
+    pub fn by_challenge(parts: &UpdateParts<SectorShape32GiB>) {
+        let mut cs = WitnessCs::default();
+        let preamble = parts
+            .synthesize_preamble(&mut cs)
+            .expect("preamble")
+            .expect("shared");
+        let (n, threads) = (parts.parts(), rayon::current_num_threads());
+        let ranges: Vec<_> = (0..threads)
+            .map(|t| t * n / threads..(t + 1) * n / threads)
+            .collect();
+        let systems: Vec<WitnessCs> = ranges
+            .into_par_iter()
+            .map(|range| {
+                let mut cs = WitnessCs::default();
+                parts
+                    .synthesize_parts_after(&mut cs, &preamble, range)
+                    .expect("challenges");
+                cs
             })
             .collect();
-        let leaf = num(cs, "leaf".into(), rng);
-        let root = num(cs, "root".into(), rng);
-        let siblings: Vec<Vec<AllocatedNum<Scalar>>> = (0..levels)
-            .map(|row| {
-                (1..arity)
-                    .map(|s| num(cs, format!("sibling {row} {s}"), rng))
-                    .collect()
-            })
-            .collect();
-        por_no_challenge_input::<Tree, _>(cs.namespace(|| "path"), challenge, leaf, siblings, root)
-            .expect("path gadget");
+        std::hint::black_box((cs, systems));
+    }
+
+    /// The preamble and every challenge on one thread.
+    pub fn one_thread(parts: &UpdateParts<SectorShape32GiB>) {
+        let mut cs = WitnessCs::default();
+        parts
+            .synthesize_parts(&mut cs, 0..parts.parts())
+            .expect("synthesis");
+        std::hint::black_box(cs);
+    }
+
+    /// Medians of three: the preamble alone and a challenge (of four, after it), in ms.
+    pub fn pieces(parts: &UpdateParts<SectorShape32GiB>) -> (f64, f64) {
+        let mut preamble_ms = Vec::new();
+        let mut challenge_ms = Vec::new();
+        for _ in 0..3 {
+            let mut cs = WitnessCs::default();
+            let (ms, preamble) = time_ms(|| parts.synthesize_preamble(&mut cs).expect("preamble"));
+            preamble_ms.push(ms);
+            let preamble = preamble.expect("shared");
+            let mut cs = WitnessCs::default();
+            let (ms, ()) = time_ms(|| {
+                parts
+                    .synthesize_parts_after(&mut cs, &preamble, 0..4)
+                    .expect("challenges")
+            });
+            challenge_ms.push(ms / 4.0);
+        }
+        (median(&preamble_ms), median(&challenge_ms))
     }
 }

@@ -14,7 +14,7 @@ pub mod prove;
 pub mod registry;
 pub mod request;
 pub mod snap;
-mod snap_parts;
+pub mod snap_parts;
 pub mod testdata;
 pub mod vanilla;
 pub mod verify;

@@ -35,12 +35,12 @@ use super::error::{ProofError, ProofResult};
 use crate::groth16::PartedCircuit;
 
 /// A SnapDeals partition's circuit, checked so that its synthesis cannot index out of bounds.
-pub(crate) struct UpdateParts<Tree: MerkleTreeTrait<Hasher = TreeRHasher>> {
+pub struct UpdateParts<Tree: MerkleTreeTrait<Hasher = TreeRHasher>> {
     circuit: EmptySectorUpdateCircuit<Tree>,
 }
 
 /// What the challenges read from the preamble.
-pub(crate) struct UpdatePreamble {
+pub struct UpdatePreamble {
     /// The partition index k, little-endian.
     partition_bits: Vec<AllocatedBit>,
     /// One bit per allowed h, exactly one of them set.
@@ -82,7 +82,7 @@ fn path_has_rows(path: &[Vec<Option<Scalar>>], rows: &[usize]) -> bool {
 impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<Tree> {
     /// Checks the shapes the synthesis reads: the partition's apex leaves and challenge count,
     /// every challenge's three paths, and the partition path they all share.
-    pub(crate) fn new(circuit: EmptySectorUpdateCircuit<Tree>) -> ProofResult<Self> {
+    pub fn new(circuit: EmptySectorUpdateCircuit<Tree>) -> ProofResult<Self> {
         let pp = &circuit.pub_params;
         let private = &circuit.priv_inputs;
         let invalid = |what: &str| Err(ProofError::InvalidArgument(format!("SnapDeals: {what}")));
