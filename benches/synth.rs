@@ -504,7 +504,7 @@ mod snap32 {
 
     /// The preamble, then the challenges in one contiguous range per thread.
     pub fn by_challenge(parts: &UpdateParts<SectorShape32GiB>) {
-        let mut cs = WitnessCs::default();
+        let mut cs: WitnessCs = WitnessCs::default();
         let preamble = parts
             .synthesize_preamble(&mut cs)
             .expect("preamble")
@@ -516,7 +516,7 @@ mod snap32 {
         let systems: Vec<WitnessCs> = ranges
             .into_par_iter()
             .map(|range| {
-                let mut cs = WitnessCs::default();
+                let mut cs: WitnessCs = WitnessCs::default();
                 parts
                     .synthesize_parts_after(&mut cs, &preamble, range)
                     .expect("challenges");
@@ -528,7 +528,7 @@ mod snap32 {
 
     /// The preamble and every challenge on one thread.
     pub fn one_thread(parts: &UpdateParts<SectorShape32GiB>) {
-        let mut cs = WitnessCs::default();
+        let mut cs: WitnessCs = WitnessCs::default();
         parts
             .synthesize_parts(&mut cs, 0..parts.parts())
             .expect("synthesis");
@@ -540,11 +540,11 @@ mod snap32 {
         let mut preamble_ms = Vec::new();
         let mut challenge_ms = Vec::new();
         for _ in 0..3 {
-            let mut cs = WitnessCs::default();
+            let mut cs: WitnessCs = WitnessCs::default();
             let (ms, preamble) = time_ms(|| parts.synthesize_preamble(&mut cs).expect("preamble"));
             preamble_ms.push(ms);
             let preamble = preamble.expect("shared");
-            let mut cs = WitnessCs::default();
+            let mut cs: WitnessCs = WitnessCs::default();
             let (ms, ()) = time_ms(|| {
                 parts
                     .synthesize_parts_after(&mut cs, &preamble, 0..4)
