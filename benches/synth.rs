@@ -87,8 +87,9 @@ fn main() {
         );
     }
     // A parted circuit's witness split over the threads (ours) against the same PCE synthesis
-    // on one thread: SnapDeals runs past the challenges before each range, PoRep starts at its
-    // own. `cpu_ms=` the process's CPU time per run, ours then base.
+    // on one thread (storage-proofs' own synthesis): PoRep's and PoSt's ranges each synthesize a
+    // copy of the preamble, SnapDeals' start after one shared preamble. `cpu_ms=` the process's
+    // CPU time per run, ours then base.
     for (case, name, runs) in parted_cases {
         let (Some(fx), true) = (&fixture, selected(case)) else {
             continue;

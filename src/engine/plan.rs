@@ -58,6 +58,10 @@ pub struct PlanItem {
     /// The sparse product's share of `synth_ms`: it runs over rows on every core its worker
     /// has (0: not told apart from the witness).
     pub product_ms: f64,
+    /// The witness's share of `synth_ms` synthesized once, on one core, before its parts
+    /// spread (a SnapDeals partition's shared preamble; 0 where each part's range synthesizes
+    /// its own copy).
+    pub preamble_ms: f64,
     /// The most cores one partition's witness keeps busy (split over its parts): the plan
     /// divides the witness's CPU time by this or by the cores each synthesis worker has,
     /// whichever is fewer ([`synthesis_wall_ms`]). 1: one core a worker.
@@ -69,13 +73,15 @@ pub struct PlanItem {
 }
 
 /// Milliseconds one partition's synthesis takes (`cpu_ms` of CPU time, of which `product_ms`
-/// is the sparse product) while `workers` syntheses share the cores the prover lanes leave
-/// (`cores - lanes`, one a lane for its host work): the steady state of a node with a backlog,
-/// every worker busy. The witness spreads over at most `threads` of a worker's cores, the
+/// is the sparse product and `preamble_ms` a preamble synthesized once) while `workers`
+/// syntheses share the cores the prover lanes leave (`cores - lanes`, one a lane for its host
+/// work): the steady state of a node with a backlog, every worker busy. The preamble runs on
+/// one core, the rest of the witness spreads over at most `threads` of a worker's cores, the
 /// product over all of them. Never less than one core a synthesis.
 pub fn synthesis_wall_ms(
     cpu_ms: f64,
     product_ms: f64,
+    preamble_ms: f64,
     threads: f64,
     cores: usize,
     lanes: usize,
@@ -83,7 +89,10 @@ pub fn synthesis_wall_ms(
 ) -> f64 {
     let each = (cores.saturating_sub(lanes).max(1) as f64 / workers.max(1) as f64).max(1.0);
     let product_ms = product_ms.clamp(0.0, cpu_ms);
-    (cpu_ms - product_ms) / each.min(threads).max(1.0) + product_ms / each
+    let preamble_ms = preamble_ms.clamp(0.0, cpu_ms - product_ms);
+    preamble_ms
+        + (cpu_ms - product_ms - preamble_ms) / each.min(threads).max(1.0)
+        + product_ms / each
 }
 
 fn class_name<S: Serializer>(class: &Priority, s: S) -> Result<S::Ok, S::Error> {
@@ -645,6 +654,7 @@ fn plan_with_synthesis_cap(
             synth_ms: synthesis_wall_ms(
                 i.synth_ms,
                 i.product_ms,
+                i.preamble_ms,
                 i.synth_threads,
                 cores,
                 prover_workers,
@@ -1318,6 +1328,7 @@ mod tests {
             pce_bytes: 0,
             synth_ms: 29_000.0,
             product_ms: 0.0,
+            preamble_ms: 0.0,
             synth_threads: 1.0,
             start_ms: 3_300.0,
             finish_ms: 700.0,
@@ -1616,13 +1627,18 @@ mod tests {
     #[test]
     fn the_witness_spreads_over_its_threads_and_the_product_over_every_core() {
         // 10 cores, no lane, one worker: 80 ms of witness over 2 threads, 20 of product over 10.
-        assert_eq!(synthesis_wall_ms(100.0, 20.0, 2.0, 10, 0, 1), 42.0);
+        assert_eq!(synthesis_wall_ms(100.0, 20.0, 0.0, 2.0, 10, 0, 1), 42.0);
         // Not told apart: all of it over the 2 threads.
-        assert_eq!(synthesis_wall_ms(100.0, 0.0, 2.0, 10, 0, 1), 50.0);
+        assert_eq!(synthesis_wall_ms(100.0, 0.0, 0.0, 2.0, 10, 0, 1), 50.0);
         // Five workers share the 10 cores: 2 each, which the witness could use too.
-        assert_eq!(synthesis_wall_ms(100.0, 20.0, 2.0, 10, 0, 5), 50.0);
+        assert_eq!(synthesis_wall_ms(100.0, 20.0, 0.0, 2.0, 10, 0, 5), 50.0);
         // More workers than cores: never less than one core a synthesis.
-        assert_eq!(synthesis_wall_ms(100.0, 20.0, 2.0, 4, 2, 8), 100.0);
+        assert_eq!(synthesis_wall_ms(100.0, 20.0, 0.0, 2.0, 4, 2, 8), 100.0);
+        // A preamble of 20 ms on one core, then 60 of witness over 2 threads and 20 of
+        // product over 10 cores.
+        assert_eq!(synthesis_wall_ms(100.0, 20.0, 20.0, 2.0, 10, 0, 1), 52.0);
+        // A preamble larger than the witness counts as all of it.
+        assert_eq!(synthesis_wall_ms(100.0, 20.0, 500.0, 2.0, 10, 0, 1), 82.0);
     }
 
     #[test]

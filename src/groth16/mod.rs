@@ -25,9 +25,7 @@ pub use buffer::{HostBlock, ScalarBuf};
 pub use cpu::CpuBackend;
 pub use density::Density;
 pub use error::{Groth16Error, Result};
-pub use pce::{
-    synthesize_parted_with_pce, synthesize_with_pce, PartFilter, PartedCircuit, Pce, WholeCircuit,
-};
+pub use pce::{synthesize_parted_with_pce, synthesize_with_pce, PartedCircuit, Pce, WholeCircuit};
 pub use proof::{Proof, PROOF_BYTES};
 pub use shape::CircuitShape;
 pub use spread::Spread;

@@ -11,7 +11,6 @@
 
 pub mod file;
 pub mod matrix;
-pub mod part_filter;
 pub mod recorder;
 pub mod replicate;
 pub mod values;
@@ -27,7 +26,6 @@ use super::density::Density;
 use super::error::{Groth16Error, Result};
 use super::shape::CircuitShape;
 pub use matrix::{Coeff, Matrices};
-pub use part_filter::PartFilter;
 pub use replicate::Repeated;
 
 pub use recorder::{record, record_parted, replicate_parts};

@@ -246,14 +246,6 @@ pub trait PartedCircuit: Sync {
         Err(SynthesisError::AssignmentMissing)
     }
 
-    /// What running past a part costs a range that does not keep it, as a fraction of
-    /// synthesizing it: 0 (the default) for a circuit that starts a range at its first part,
-    /// more for one that must run the parts before a range to reach it. The ranges are sized
-    /// so each thread finishes at about the same time, and no more are made than pay off.
-    fn skipped_part_cost(&self) -> f64 {
-        0.0
-    }
-
     /// Synthesizes the whole circuit for a system that evaluates every constraint (the plain
     /// prover, the recorder). By default the preamble and every part in order; a circuit whose
     /// own code does that faster (in parallel on an extensible system) says so here. Either
@@ -419,11 +411,7 @@ fn synthesize_ranges_in_windows<P: PartedCircuit>(
         return Ok(false);
     }
     let per_part = body / parts;
-    let ranges = part_ranges(
-        parts,
-        rayon::current_num_threads(),
-        circuit.skipped_part_cost(),
-    );
+    let ranges = part_ranges(parts, rayon::current_num_threads());
     // Each range's window: its parts' values, and the first's the preamble's before them.
     let mut rest = &mut spare[..pce.num_aux];
     let mut windows = Vec::with_capacity(ranges.len());
@@ -517,45 +505,13 @@ fn synthesize_ranges_in_windows<P: PartedCircuit>(
     Ok(true)
 }
 
-/// `parts` split into at most `threads` contiguous non-empty ranges, in order, for a circuit
-/// whose ranges pay `skip_cost` (0..1) of a part's time for each part before them.
-///
-/// With no skip cost the ranges are of near-equal length. Otherwise range t gets (1 - cost)^t
-/// of the first range's length, so every range ends at about the same time (the first runs its
-/// parts; each later one runs past what the earlier ones kept, then its own); ranges below a
-/// tenth of the first's length are not made, since they save less than they cost.
-fn part_ranges(parts: usize, threads: usize, skip_cost: f64) -> Vec<Range<usize>> {
-    let threads = threads.max(1);
-    let keep_share = 1.0 - skip_cost.clamp(0.0, 0.95);
-    if skip_cost <= 0.0 {
-        let ranges = parts.min(threads);
-        return (0..ranges)
-            .map(|i| i * parts / ranges..(i + 1) * parts / ranges)
-            .collect();
-    }
-    let weights: Vec<f64> = (0..threads)
-        .map(|t| keep_share.powi(t as i32))
-        .take_while(|w| *w >= 0.1)
-        .collect();
-    let total: f64 = weights.iter().sum();
-    let mut ends = Vec::with_capacity(weights.len());
-    let mut sum = 0.0;
-    for w in &weights {
-        sum += w;
-        ends.push(((parts as f64 * sum / total).round() as usize).min(parts));
-    }
-    if let Some(last) = ends.last_mut() {
-        *last = parts;
-    }
-    let mut start = 0;
-    let mut ranges = Vec::with_capacity(ends.len());
-    for end in ends {
-        if end > start {
-            ranges.push(start..end);
-            start = end;
-        }
-    }
-    ranges
+/// `parts` split into at most `threads` contiguous non-empty ranges of near-equal length, in
+/// order.
+fn part_ranges(parts: usize, threads: usize) -> Vec<Range<usize>> {
+    let ranges = parts.min(threads.max(1));
+    (0..ranges)
+        .map(|i| i * parts / ranges..(i + 1) * parts / ranges)
+        .collect()
 }
 
 /// Checks the witness `cs` against the recording and evaluates a, b and c into `abc`.
@@ -602,36 +558,15 @@ mod tests {
     use super::part_ranges;
 
     #[test]
-    fn ranges_that_pay_for_skipped_parts_shrink_and_stop_paying_off() {
-        // 2 KiB SnapDeals on 2 threads: 10 challenges, 0.55 of a challenge to run past one.
-        assert_eq!(part_ranges(10, 2, 0.55), vec![0..7, 7..10]);
-        // 86 challenges (32 GiB) on 64 threads: five ranges, the first the longest.
-        let ranges = part_ranges(86, 64, 0.43);
-        assert_eq!(ranges.len(), 5);
-        assert_eq!(part_ranges(86, 64, 0.55).len(), 3);
-        let lengths: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-        assert!(lengths.windows(2).all(|w| w[0] >= w[1]), "{lengths:?}");
-        // Every range ends at about the same time: its skipped parts at 0.43, its own at 1.
-        let ends: Vec<f64> = ranges
-            .iter()
-            .map(|r| 0.43 * r.start as f64 + r.len() as f64)
-            .collect();
-        assert!(ends.iter().all(|e| (e - ends[0]).abs() <= 2.0), "{ends:?}");
-    }
-
-    #[test]
     fn part_ranges_cover_every_part_once_in_order() {
-        for (parts, threads, skip_cost) in (0..40)
-            .flat_map(|p| (0..20).map(move |t| (p, t)))
-            .flat_map(|(p, t)| [0.0, 0.1, 0.43, 0.9].map(|c| (p, t, c)))
-        {
-            let ranges = part_ranges(parts, threads, skip_cost);
+        for (parts, threads) in (0..40).flat_map(|p| (0..20).map(move |t| (p, t))) {
+            let ranges = part_ranges(parts, threads);
             assert!(ranges.len() <= threads.max(1));
             let flat: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();
             assert_eq!(
                 flat,
                 (0..parts).collect::<Vec<_>>(),
-                "{parts} over {threads} at {skip_cost}"
+                "{parts} over {threads}"
             );
             assert!(ranges.iter().all(|r| !r.is_empty()));
         }
