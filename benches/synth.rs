@@ -214,8 +214,8 @@ fn main() {
     }
     // A 32 GiB SnapDeals partition's witness: by challenge over the pool after one preamble
     // (ours, what the engine runs) against the same synthesis on one thread, on a partition of
-    // the real shape with random values. Also the preamble and one challenge alone, which give
-    // a node's wall time: preamble + challenges / threads. Named only (about 2.6 GB of aux and
+    // the real shape with random values. Also the preamble (its apex tree spread over the pool,
+    // and on one thread) and one challenge alone, which give a node's wall time. Named only (about 2.6 GB of aux and
     // a few minutes: `cargo bench --bench synth -- witness-snap-32g`).
     if named("witness-snap-32g") {
         let parts = snap32::partition();
@@ -225,6 +225,11 @@ fn main() {
             || snap32::one_thread(&parts),
         );
         let (preamble_ms, challenge_ms) = snap32::pieces(&parts);
+        let one_thread = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a pool");
+        let (preamble_one_thread_ms, _) = one_thread.install(|| snap32::pieces(&parts));
         report(
             "synth/witness-snap-32g",
             ours,
@@ -232,7 +237,7 @@ fn main() {
             3,
             &format!(
                 "threads={} challenges={} preamble_ms={preamble_ms:.0} \
-                 challenge_ms={challenge_ms:.1}",
+                 preamble_one_thread_ms={preamble_one_thread_ms:.0} challenge_ms={challenge_ms:.1}",
                 rayon::current_num_threads(),
                 parts.parts(),
             ),

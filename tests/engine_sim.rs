@@ -609,8 +609,8 @@ fn a_node_configured_by_its_plan_proves_at_the_plans_rate_within_its_budget() {
         // rate: FIFO lost 14-16% waiting at the switch from SnapDeals to PoRep (the engine's
         // lookahead starts the slower PoRep synthesis in time). A plan that counts a wait (a
         // pool of one working set beside every resident parameter set) is held to its rate.
-        let lane_bound = matches!(t.bottleneck, "prove_start" | "prove_finish")
-            && t.pipeline_ms_per_mix == 0.0;
+        let lane_bound =
+            matches!(t.bottleneck, "prove_start" | "prove_finish") && t.pipeline_ms_per_mix == 0.0;
         if lane_bound && r.per_hour < 0.87 * t.resource_bound {
             wrong.push("below 0.87 of what the provers can do");
         }

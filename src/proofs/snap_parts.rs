@@ -20,6 +20,7 @@ use blstrs::Scalar;
 use ff::{Field, PrimeField, PrimeFieldBits};
 use filecoin_hashers::{HashFunction, Hasher};
 use neptune::circuit::poseidon_hash;
+use rayon::prelude::*;
 use storage_proofs_core::gadgets::insertion::select;
 use storage_proofs_core::gadgets::por::por_no_challenge_input;
 use storage_proofs_core::merkle::MerkleTreeTrait;
@@ -124,10 +125,12 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<Tree> {
     /// The preamble, in storage-proofs-update's order: the packed k and h_select and its bits,
     /// the three commitments (public), phi, comm_c and the two roots, the apex leaves and the
     /// partition path, the comm_r checks, the apex tree up to comm_d_new, then the challenges'
-    /// bits.
+    /// bits. With `spread_apex` (only for a system that keeps values alone) each row of the
+    /// apex tree is hashed over the threads.
     fn preamble<CS: ConstraintSystem<Scalar>>(
         &self,
         cs: &mut CS,
+        spread_apex: bool,
     ) -> Result<UpdatePreamble, SynthesisError> {
         let pp = &self.circuit.pub_params;
         let public = &self.circuit.pub_inputs;
@@ -219,17 +222,10 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<Tree> {
         let mut row = apex_leaves.clone();
         let mut height = 0;
         while row.len() > 1 {
-            row = row
-                .chunks(2)
-                .enumerate()
-                .map(|(i, pair)| {
-                    <TreeDHasher as Hasher>::Function::hash2_circuit(
-                        cs.namespace(|| format!("apex node {i} of row {height}")),
-                        &pair[0],
-                        &pair[1],
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            row = match spread_apex {
+                true => apex_row_spread(cs, &row, height)?,
+                false => apex_row(cs, &row, height)?,
+            };
             height += 1;
         }
         por_no_challenge_input::<TreeD, _>(
@@ -402,6 +398,59 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<Tree> {
     }
 }
 
+/// The apex tree's row above `row`: each pair of nodes hashed, in order.
+fn apex_row<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    row: &[AllocatedNum<Scalar>],
+    height: usize,
+) -> Result<Vec<AllocatedNum<Scalar>>, SynthesisError> {
+    row.chunks(2)
+        .enumerate()
+        .map(|(i, pair)| {
+            <TreeDHasher as Hasher>::Function::hash2_circuit(
+                cs.namespace(|| format!("apex node {i} of row {height}")),
+                &pair[0],
+                &pair[1],
+            )
+        })
+        .collect()
+}
+
+/// [`apex_row`] over the threads, for a system that keeps values alone: each pair hashed into
+/// a system of its own, the systems appended in order (the same values as [`apex_row`]; the
+/// nodes' variables are their own systems', which such a system never reads). A 32 GiB
+/// partition's 127 apex hashes are most of its preamble, which every challenge waits for.
+fn apex_row_spread<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    row: &[AllocatedNum<Scalar>],
+    height: usize,
+) -> Result<Vec<AllocatedNum<Scalar>>, SynthesisError> {
+    if !CS::is_extensible() {
+        return apex_row(cs, row, height);
+    }
+    let hashed = row
+        .par_chunks(2)
+        .enumerate()
+        .map(|(i, pair)| {
+            let mut system = CS::new();
+            system.alloc_input(|| "ONE", || Ok(Scalar::ONE))?;
+            let node = <TreeDHasher as Hasher>::Function::hash2_circuit(
+                system.namespace(|| format!("apex node {i} of row {height}")),
+                &pair[0],
+                &pair[1],
+            )?;
+            Ok((system, node))
+        })
+        .collect::<Result<Vec<_>, SynthesisError>>()?;
+    Ok(hashed
+        .into_iter()
+        .map(|(system, node)| {
+            cs.extend(&system);
+            node
+        })
+        .collect())
+}
+
 /// Allocates a private number named `name` with `value`.
 fn alloc<CS: ConstraintSystem<Scalar>>(
     cs: &mut CS,
@@ -543,7 +592,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> PartedCircuit for Up
         cs: &mut CS,
         parts: Range<usize>,
     ) -> Result<(), SynthesisError> {
-        let preamble = self.preamble(cs)?;
+        let preamble = self.preamble(cs, false)?;
         self.synthesize_parts_after(cs, &preamble, parts)
     }
 
@@ -551,7 +600,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> PartedCircuit for Up
         &self,
         cs: &mut CS,
     ) -> Result<Option<UpdatePreamble>, SynthesisError> {
-        self.preamble(cs).map(Some)
+        self.preamble(cs, true).map(Some)
     }
 
     fn synthesize_parts_after<CS: ConstraintSystem<Scalar>>(

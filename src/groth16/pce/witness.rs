@@ -225,7 +225,9 @@ pub trait PartedCircuit: Sync {
     /// ranges of parts can start from it, each in a system of its own, instead of each
     /// synthesizing a copy of it: for a circuit whose preamble is a large share of the work (a
     /// 32 GiB SnapDeals partition's apex tree). None, the default, for a circuit that cannot
-    /// (its ranges then synthesize their own copies).
+    /// (its ranges then synthesize their own copies). Called only on a system that keeps
+    /// values alone (a witness-only system), so the preamble may spread its own work over
+    /// sub-systems whose variables the parent never reads.
     fn synthesize_preamble<CS: ConstraintSystem<Scalar>>(
         &self,
         _cs: &mut CS,
