@@ -80,9 +80,9 @@ const fn threaded(
     }
 }
 
-/// [`threaded`] for a witness whose first `preamble_ms` is synthesized once, on one core,
-/// before its parts spread (SnapDeals: the apex tree and the challenges' bits, then 86
-/// challenges at 32 GiB).
+/// [`threaded`] for a witness of which `preamble_ms` runs on one core before its parts
+/// spread (SnapDeals: the preamble but for its apex tree, whose rows are hashed over the
+/// threads, then 86 challenges at 32 GiB).
 const fn shared_preamble(
     witness_ms: f64,
     preamble_ms: f64,
@@ -135,7 +135,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 33 * GIB,
         pce_bytes: 1_069_760_138,
         cpu: times(18_000.0, 31_000.0, 55_000.0),
-        gpu: shared_preamble(18_800.0, 1_250.0, 5_710.0, 86.0, 2_100.0, 450.0),
+        gpu: shared_preamble(18_800.0, 250.0, 5_710.0, 86.0, 2_100.0, 450.0),
     },
     CircuitFigures {
         name: "snap-64g",
@@ -144,7 +144,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 34 * GIB,
         pce_bytes: 1_121_900_000,
         cpu: times(18_900.0, 32_500.0, 57_700.0),
-        gpu: shared_preamble(19_700.0, 1_250.0, 5_990.0, 86.0, 2_200.0, 470.0),
+        gpu: shared_preamble(19_700.0, 250.0, 5_990.0, 86.0, 2_200.0, 470.0),
     },
     CircuitFigures {
         name: "window-32g",
