@@ -676,6 +676,33 @@ mod tests {
         assert!(ours == upstream, "the R1CS differ at {sector_bytes} bytes");
     }
 
+    /// A challenge proof of the wrong shape, or partition paths that differ, is an error
+    /// before any synthesis (storage-proofs-update would panic on them).
+    #[test]
+    fn malformed_challenge_proofs_are_errors() {
+        let blank = || {
+            <EmptySectorUpdateCompound<SectorShape16MiB> as CompoundProof<
+                EmptySectorUpdate<SectorShape16MiB>,
+                _,
+            >>::blank_circuit(&PublicParams::from_sector_size(16 << 20))
+        };
+        assert!(UpdateParts::new(blank()).is_ok());
+        let error = |circuit| match UpdateParts::new(circuit) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted"),
+        };
+        let mut short = blank();
+        short.priv_inputs.challenge_proofs[3].path_r_new.pop();
+        assert!(error(short).contains("wrong shape"));
+        let mut differing = blank();
+        let last = differing.priv_inputs.challenge_proofs[5].path_d_new.len() - 1;
+        differing.priv_inputs.challenge_proofs[5].path_d_new[last][0] = Some(Scalar::from(1));
+        assert!(error(differing).contains("partition paths differ"));
+        let mut few = blank();
+        few.priv_inputs.challenge_proofs.pop();
+        assert!(error(few).contains("number of challenge proofs"));
+    }
+
     #[test]
     fn our_synthesis_records_as_storage_proofs_update_at_2_kib() {
         records_as_upstream::<SectorShape2KiB>(2 << 10);
