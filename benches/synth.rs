@@ -215,8 +215,8 @@ fn main() {
     // A 32 GiB SnapDeals partition's witness: by challenge over the pool after one preamble
     // (ours, what the engine runs) against the same synthesis on one thread, on a partition of
     // the real shape with random values. Also the preamble (its apex tree spread over the pool,
-    // and on one thread) and one challenge alone, which give a node's wall time. Named only (about 2.6 GB of aux and
-    // a few minutes: `cargo bench --bench synth -- witness-snap-32g`).
+    // and on one thread) and one challenge alone, which give a node's wall time. Named only
+    // (about 2.6 GB of aux and a few minutes: `cargo bench --bench synth -- witness-snap-32g`).
     if named("witness-snap-32g") {
         let parts = snap32::partition();
         let (ours, base) = interleaved(

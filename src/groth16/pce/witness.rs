@@ -392,9 +392,9 @@ pub fn parted_fallbacks() -> usize {
 
 /// Synthesizes the whole of `circuit` into the empty `cs` in parallel ranges of parts, each
 /// writing into its window of `cs.aux`'s spare room: the first range's window holds the
-/// preamble too, synthesized once before every range if the circuit shares it. Ok(false) when a range does not fill its window exactly (parts of unequal
-/// size, or a preamble of another size than `preamble`); `cs` is then unchanged but for spare
-/// room written.
+/// preamble too, synthesized once before every range if the circuit shares it. Ok(false) when
+/// a range does not fill its window exactly (parts of unequal size, or a preamble of another
+/// size than `preamble`); `cs` is then unchanged but for spare room written.
 fn synthesize_ranges_in_windows<P: PartedCircuit>(
     circuit: &P,
     pce: &Pce,
