@@ -61,29 +61,11 @@ const fn times(synth_ms: f64, start_ms: f64, finish_ms: f64) -> PartitionTimes {
     }
 }
 
-/// [`times`] for a synthesis of `witness_ms` of witness spread over up to `synth_threads`
-/// cores and `product_ms` of sparse product over all of its worker's.
+/// [`times`] for a synthesis of `witness_ms` of witness, of which `preamble_ms` runs on one
+/// core before its parts spread (SnapDeals: the preamble but for its apex tree; 0 where each
+/// range synthesizes its own copy) and the rest over up to `synth_threads` cores, and
+/// `product_ms` of sparse product over all of its worker's.
 const fn threaded(
-    witness_ms: f64,
-    product_ms: f64,
-    synth_threads: f64,
-    start_ms: f64,
-    finish_ms: f64,
-) -> PartitionTimes {
-    PartitionTimes {
-        synth_ms: witness_ms + product_ms,
-        product_ms,
-        preamble_ms: 0.0,
-        synth_threads,
-        start_ms,
-        finish_ms,
-    }
-}
-
-/// [`threaded`] for a witness of which `preamble_ms` runs on one core before its parts
-/// spread (SnapDeals: the preamble but for its apex tree, whose rows are hashed over the
-/// threads, then 86 challenges at 32 GiB).
-const fn shared_preamble(
     witness_ms: f64,
     preamble_ms: f64,
     product_ms: f64,
@@ -92,8 +74,12 @@ const fn shared_preamble(
     finish_ms: f64,
 ) -> PartitionTimes {
     PartitionTimes {
+        synth_ms: witness_ms + product_ms,
+        product_ms,
         preamble_ms,
-        ..threaded(witness_ms, product_ms, synth_threads, start_ms, finish_ms)
+        synth_threads,
+        start_ms,
+        finish_ms,
     }
 }
 
@@ -117,7 +103,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 47_373_927_744,
         pce_bytes: 1_705_196_521,
         cpu: times(29_000.0, 50_000.0, 88_000.0),
-        gpu: threaded(25_900.0, 10_750.0, 15.0, 3_300.0, 700.0),
+        gpu: threaded(25_900.0, 0.0, 10_750.0, 15.0, 3_300.0, 700.0),
     },
     CircuitFigures {
         name: "porep-64g",
@@ -126,7 +112,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 47_600_000_000,
         pce_bytes: 1_717_844_540,
         cpu: times(29_200.0, 50_400.0, 88_600.0),
-        gpu: threaded(26_000.0, 10_830.0, 15.0, 3_320.0, 705.0),
+        gpu: threaded(26_000.0, 0.0, 10_830.0, 15.0, 3_320.0, 705.0),
     },
     CircuitFigures {
         name: "snap-32g",
@@ -135,7 +121,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 33 * GIB,
         pce_bytes: 1_069_760_138,
         cpu: times(18_000.0, 31_000.0, 55_000.0),
-        gpu: shared_preamble(18_800.0, 250.0, 5_710.0, 86.0, 2_100.0, 450.0),
+        gpu: threaded(18_800.0, 250.0, 5_710.0, 86.0, 2_100.0, 450.0),
     },
     CircuitFigures {
         name: "snap-64g",
@@ -144,7 +130,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 34 * GIB,
         pce_bytes: 1_121_900_000,
         cpu: times(18_900.0, 32_500.0, 57_700.0),
-        gpu: shared_preamble(19_700.0, 250.0, 5_990.0, 86.0, 2_200.0, 470.0),
+        gpu: threaded(19_700.0, 250.0, 5_990.0, 86.0, 2_200.0, 470.0),
     },
     CircuitFigures {
         name: "window-32g",
@@ -153,7 +139,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 57 * GIB,
         pce_bytes: 33_111_805,
         cpu: times(27_900.0, 48_100.0, 84_600.0),
-        gpu: threaded(144_200.0, 17_070.0, 32.0, 3_200.0, 680.0),
+        gpu: threaded(144_200.0, 0.0, 17_070.0, 32.0, 3_200.0, 680.0),
     },
     CircuitFigures {
         name: "window-64g",
@@ -162,7 +148,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 59 * GIB + GIB / 2,
         pce_bytes: 34_325_759,
         cpu: times(28_900.0, 49_900.0, 87_700.0),
-        gpu: threaded(149_600.0, 17_700.0, 32.0, 3_300.0, 700.0),
+        gpu: threaded(149_600.0, 0.0, 17_700.0, 32.0, 3_300.0, 700.0),
     },
     CircuitFigures {
         name: "winning-32g",
@@ -171,7 +157,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 184 * MIB,
         pce_bytes: 266_239,
         cpu: times(52.0, 250.0, 450.0),
-        gpu: threaded(427.0, 51.0, 16.0, 550.0, 120.0),
+        gpu: threaded(427.0, 0.0, 51.0, 16.0, 550.0, 120.0),
     },
     CircuitFigures {
         name: "winning-64g",
@@ -180,7 +166,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 195 * MIB,
         pce_bytes: 277_914,
         cpu: times(55.0, 265.0, 475.0),
-        gpu: threaded(450.0, 52.0, 16.0, 580.0, 125.0),
+        gpu: threaded(450.0, 0.0, 52.0, 16.0, 580.0, 125.0),
     },
 ];
 
