@@ -72,6 +72,21 @@ fn main() {
             || synth(true, &mut ours_set),
             || synth(false, &mut base_set),
         );
+        // Both sides must give the same assignment, or the speed-up means nothing.
+        let [o, b] = [true, false].map(|with_pce| {
+            request
+                .synthesize_partition(0, BufferSet::default(), with_pce.then_some(&*pce))
+                .expect("synthesis")
+                .0
+        });
+        assert!(
+            o.inputs == b.inputs
+                && o.aux[..] == b.aux[..]
+                && o.abc.a[..] == b.abc.a[..]
+                && o.abc.b[..] == b.abc.b[..]
+                && o.abc.c[..] == b.abc.c[..],
+            "{case}: the PCE synthesis differs from the plain one"
+        );
         report(
             &format!("synth/{case}"),
             ours,
@@ -87,9 +102,10 @@ fn main() {
         );
     }
     // A parted circuit's witness split over the threads (ours) against the same PCE synthesis
-    // on one thread (storage-proofs' own synthesis): PoRep's and PoSt's ranges each synthesize a
-    // copy of the preamble, SnapDeals' start after one shared preamble. `cpu_ms=` the process's
-    // CPU time per run, ours then base.
+    // of the whole circuit by storage-proofs' own code (on one thread; PoSt's in its parallel
+    // chunks): PoRep's ranges each synthesize a copy of the preamble, SnapDeals' start after
+    // one shared preamble, PoSt's sectors run our synthesis with native Poseidon witnesses.
+    // `cpu_ms=` the process's CPU time per run, ours then base.
     for (case, name, runs) in parted_cases {
         let (Some(fx), true) = (&fixture, selected(case)) else {
             continue;

@@ -1,7 +1,7 @@
 //! The catalogue of Filecoin circuits: for a registered proof, its blank circuit (for parameter
 //! generation), its parameter cache id and metadata, exactly as filecoin-proofs computes them.
 
-use super::post::SectorParts;
+use super::post_parts::SectorParts;
 use crate::groth16::{PartedCircuit, WholeCircuit};
 use bellperson::Circuit;
 use blstrs::Scalar;
@@ -18,7 +18,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::{CacheEntryMetadata, CacheableParameters};
 use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
-use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
+use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
 use storage_proofs_update::constants::TreeRHasher;
 use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
@@ -228,11 +228,7 @@ fn post_blank<Tree: 'static + MerkleTreeTrait>(
     visitor: &mut impl BlankCircuitVisitor,
 ) -> anyhow::Result<()> {
     let pp = post_public_params::<Tree>(cfg)?;
-    let circuit = <FallbackPoStCompound<Tree> as CompoundProof<
-        FallbackPoSt<'_, Tree>,
-        FallbackPoStCircuit<Tree>,
-    >>::blank_circuit(&pp);
-    visitor.visit_parted(SectorParts(circuit));
+    visitor.visit_parted(SectorParts::<Tree>::blank(&pp)?);
     Ok(())
 }
 

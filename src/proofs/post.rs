@@ -3,11 +3,6 @@
 
 use std::any::Any;
 use std::collections::BTreeMap;
-use std::ops::Range;
-
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
-use ff::Field;
-use rayon::prelude::*;
 
 use blstrs::Scalar;
 use filecoin_hashers::Hasher;
@@ -22,15 +17,13 @@ use storage_proofs_core::api_version::ApiVersion;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::proof::ProofScheme;
-use storage_proofs_post::fallback::{
-    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
-};
+use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
 use super::circuits::CircuitKind;
 use super::error::{reject_panics, ProofError, ProofResult};
+use super::post_parts::SectorParts;
 use super::registry::{self, bytes32, prover_id};
 use super::request::PartitionVisitor;
-use crate::groth16::PartedCircuit;
 
 /// A parsed WinningPoSt or WindowPoSt (one partition) request.
 pub struct PostRequest {
@@ -487,16 +480,11 @@ fn post_circuit<Tree: 'static + MerkleTreeTrait>(
         }
     };
     if let Some(visitor) = visitor {
-        let circuit =
-            <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::circuit(
-                &pub_inputs,
-                Default::default(),
-                &partition_proof,
-                &pp.vanilla_params,
-                Some(0),
-            )
-            .map_err(ProofError::filecoin)?;
-        visitor.visit_parted(SectorParts(circuit))?;
+        visitor.visit_parted(SectorParts::<Tree>::new(
+            &pub_inputs.sectors,
+            &partition_proof,
+            &pp.vanilla_params,
+        )?)?;
     }
     // WinningPoSt's verifier lists the sector once per challenged slot (sector_count times);
     // the circuit repeats it the same way, so the inputs must be generated from that list.
@@ -551,69 +539,4 @@ pub fn merge_window_post_partition_proofs(partitions: &[Vec<u8>]) -> ProofResult
         out.extend_from_slice(p);
     }
     Ok(out)
-}
-
-/// A PoSt partition's circuit as one part per sector (no preamble): storage-proofs' own
-/// per-sector circuit run over a range of the partition's sectors, which are alike (a
-/// WindowPoSt partition short of sectors repeats its last one).
-///
-/// storage-proofs synthesizes the sectors in parallel chunks, but each chunk into a system of
-/// its own, all held until they are appended in order: at 32 GiB WindowPoSt that is about
-/// 4 GiB of values (and, on the plain path, 12 GiB of a, b and c besides) held a second time,
-/// beside the buffer set, and copied on one thread. As parts, each range of sectors writes
-/// into the set on the PCE path; on the plain path the chunks go in waves (see
-/// [`SectorParts::synthesize_whole`]).
-pub(crate) struct SectorParts<Tree: MerkleTreeTrait>(pub(crate) FallbackPoStCircuit<Tree>);
-
-/// The plain path synthesizes a PoSt partition in this many waves of parallel chunks, so the
-/// chunks held at once are about this fraction of the circuit (1 GiB at 32 GiB WindowPoSt).
-const PLAIN_WAVES: usize = 16;
-
-impl<Tree: 'static + MerkleTreeTrait> PartedCircuit for SectorParts<Tree> {
-    type Preamble = ();
-    fn parts(&self) -> usize {
-        self.0.sectors.len()
-    }
-
-    fn synthesize_parts<CS: ConstraintSystem<Scalar>>(
-        &self,
-        cs: &mut CS,
-        parts: Range<usize>,
-    ) -> Result<(), SynthesisError> {
-        let sectors = self
-            .0
-            .sectors
-            .get(parts)
-            .ok_or(SynthesisError::AssignmentMissing)?;
-        sectors.iter().try_for_each(|sector| sector.synthesize(cs))
-    }
-
-    /// storage-proofs' parallel synthesis on an extensible system, in [`PLAIN_WAVES`] waves:
-    /// each wave's sectors in parallel chunks, each chunk into a system of its own, appended in
-    /// order before the next wave starts.
-    fn synthesize_whole<CS: ConstraintSystem<Scalar>>(
-        self,
-        cs: &mut CS,
-    ) -> Result<(), SynthesisError> {
-        let sectors = &self.0.sectors;
-        if !CS::is_extensible() {
-            return self.synthesize_parts(cs, 0..sectors.len());
-        }
-        for wave in sectors.chunks(sectors.len().div_ceil(PLAIN_WAVES).max(1)) {
-            let chunk = wave.len().div_ceil(rayon::current_num_threads()).max(1);
-            let systems = wave
-                .par_chunks(chunk)
-                .map(|chunk| {
-                    let mut system = CS::new();
-                    system.alloc_input(|| "ONE", || Ok(Scalar::ONE))?;
-                    chunk
-                        .iter()
-                        .try_for_each(|sector| sector.synthesize(&mut system))?;
-                    Ok(system)
-                })
-                .collect::<Result<Vec<_>, SynthesisError>>()?;
-            systems.iter().for_each(|system| cs.extend(system));
-        }
-        Ok(())
-    }
 }

@@ -4,8 +4,9 @@
 //!
 //! storage-proofs-update synthesizes the challenges in one loop and keeps its gadgets to
 //! itself, so this is our own synthesis of the same R1CS, from the public building blocks
-//! (neptune's Poseidon, storage-proofs-core's Merkle proofs and selection, bellperson's
-//! packing). The parameters and the recorded R1CS still come from storage-proofs-update's own
+//! (storage-proofs-core's selection and insertion, bellperson's packing) and our own Poseidon
+//! and Merkle paths ([`super::poseidon`], [`super::por`]: on a witness-only system their
+//! Poseidon witnesses are computed natively, not through neptune's circuit). The parameters and the recorded R1CS still come from storage-proofs-update's own
 //! circuit: a divergence in the number of variables or constraints fails the PCE's shape check,
 //! one in their order or values the reference verifier, and the tests record both circuits and
 //! compare them constraint by constraint.
@@ -19,10 +20,8 @@ use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError};
 use blstrs::Scalar;
 use ff::{Field, PrimeField, PrimeFieldBits};
 use filecoin_hashers::{HashFunction, Hasher};
-use neptune::circuit::poseidon_hash;
 use rayon::prelude::*;
 use storage_proofs_core::gadgets::insertion::select;
-use storage_proofs_core::gadgets::por::por_no_challenge_input;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_update::circuit::ChallengeProof;
 use storage_proofs_update::constants::{
@@ -33,6 +32,8 @@ use storage_proofs_update::EmptySectorUpdateCircuit;
 use typenum::Unsigned;
 
 use super::error::{ProofError, ProofResult};
+use super::por::por_no_challenge_input;
+use super::poseidon::poseidon_hash;
 use crate::groth16::PartedCircuit;
 
 /// A SnapDeals partition's circuit, checked so that its synthesis cannot index out of bounds.
@@ -186,7 +187,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<Tree> {
         comm_r_new.inputize(cs.namespace(|| "comm_r_new input"))?;
         let phi = poseidon_hash(
             cs.namespace(|| "phi"),
-            vec![comm_d_new.clone(), comm_r_old.clone()],
+            &[comm_d_new.clone(), comm_r_old.clone()],
             &POSEIDON_CONSTANTS_GEN_RANDOMNESS,
         )?;
 
@@ -280,7 +281,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<Tree> {
             );
             let digest = poseidon_hash(
                 cs.namespace(|| format!("digest {j}")),
-                vec![comm_r_new.clone(), index],
+                &[comm_r_new.clone(), index],
                 &POSEIDON_CONSTANTS_GEN_RANDOMNESS,
             )?;
             let bits = {
@@ -331,7 +332,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<Tree> {
         )?;
         let rho = poseidon_hash(
             cs.namespace(|| format!("challenge {c} rho")),
-            vec![preamble.phi.clone(), high],
+            &[preamble.phi.clone(), high],
             &POSEIDON_CONSTANTS_GEN_RANDOMNESS,
         )?;
 

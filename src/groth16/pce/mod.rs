@@ -31,7 +31,7 @@ pub use replicate::Repeated;
 pub use recorder::{record, record_parted, replicate_parts};
 pub use witness::{
     parted_fallbacks, synthesize_parted_with_pce, synthesize_with_pce, LearnedPreamble,
-    PartedCircuit, PreambleShape, WholeCircuit,
+    PartedCircuit, PreambleShape, WholeCircuit, WitnessCs,
 };
 
 /// First column of aux variables: inputs are columns `0..num_inputs`, aux variable i is column

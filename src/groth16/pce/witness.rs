@@ -105,7 +105,8 @@ impl AuxStore for PartWindow<'_> {
     }
 }
 
-/// A constraint system that records variable values and counts constraints.
+/// A constraint system that records variable values and counts constraints: a witness
+/// generator in bellpepper's terms.
 ///
 /// Extensible like bellperson's prover: circuits that synthesize parts in parallel (WindowPoSt)
 /// build sub-systems and `extend` this one with them, in the order the recorder saw them.
@@ -131,6 +132,23 @@ impl WitnessCs {
         };
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
         Ok(cs)
+    }
+
+    /// The aux values allocated so far, in order.
+    pub fn aux_values(&self) -> &[Scalar] {
+        &self.aux
+    }
+}
+
+impl<S> WitnessCs<S> {
+    /// The public inputs allocated so far, ONE first where the circuit allocated it.
+    pub fn input_values(&self) -> &[Scalar] {
+        &self.inputs
+    }
+
+    /// The constraints counted so far (none is built).
+    pub fn counted_constraints(&self) -> usize {
+        self.constraints
     }
 }
 
@@ -187,6 +205,20 @@ impl<S: AuxStore> ConstraintSystem<Scalar> for WitnessCs<S> {
 
     fn is_extensible() -> bool {
         true
+    }
+
+    /// Tells gadgets that read it (cuzk's own Poseidon) that no constraint is ever read here,
+    /// so they may compute their values without building linear combinations.
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.inputs.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        new_aux.iter().for_each(|value| self.aux.push(*value));
     }
 
     fn extend(&mut self, other: &Self) {
