@@ -16,6 +16,7 @@ pub mod production;
 pub mod prove;
 pub mod registry;
 pub mod request;
+mod sha256;
 pub mod snap;
 pub mod snap_parts;
 pub mod testdata;

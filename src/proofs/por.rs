@@ -1,7 +1,7 @@
 //! Merkle inclusion proofs of the Filecoin circuits, allocation for allocation as
 //! storage-proofs-core's gadgets (`PoRCircuit` and `por_no_challenge_input`), with their
-//! Poseidon rows hashed by [`super::poseidon`] so a witness-only system computes them natively.
-//! Other hashers' rows (SHA-256) are their own gadgets'.
+//! Poseidon rows hashed by [`super::poseidon`] and SHA-256 rows by [`super::sha256`], so a
+//! witness-only system computes them natively. Other hashers' rows are their own gadgets'.
 
 use std::any::TypeId;
 
@@ -11,6 +11,7 @@ use bellperson::gadgets::num::AllocatedNum;
 use bellperson::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use filecoin_hashers::poseidon::PoseidonHasher;
+use filecoin_hashers::sha256::Sha256Hasher;
 use filecoin_hashers::{HashFunction, Hasher, PoseidonArity};
 use storage_proofs_core::gadgets::constraint;
 use storage_proofs_core::gadgets::insertion::insert;
@@ -18,6 +19,7 @@ use storage_proofs_core::merkle::MerkleTreeTrait;
 use typenum::{Unsigned, U2};
 
 use super::poseidon::poseidon_hash;
+use super::sha256;
 
 /// One row of a Merkle path: the siblings and the place of the hashed node among them.
 pub(crate) type PathRow = (Vec<Option<Scalar>>, Option<usize>);
@@ -25,6 +27,11 @@ pub(crate) type PathRow = (Vec<Option<Scalar>>, Option<usize>);
 /// Whether `H` is the Poseidon hasher, whose hashes [`poseidon_hash`] computes natively.
 pub(crate) fn is_poseidon<H: 'static>() -> bool {
     TypeId::of::<H>() == TypeId::of::<PoseidonHasher>()
+}
+
+/// Whether `H` is the SHA-256 hasher, whose binary rows [`sha256::hash2`] computes natively.
+pub(crate) fn is_sha256<H: 'static>() -> bool {
+    TypeId::of::<H>() == TypeId::of::<Sha256Hasher>()
 }
 
 /// `H`'s hash of one Merkle row (`A` nodes).
@@ -35,6 +42,11 @@ pub(crate) fn hash_row<H: 'static + Hasher, A: PoseidonArity, CS: ConstraintSyst
 ) -> Result<AllocatedNum<Scalar>, SynthesisError> {
     if is_poseidon::<H>() {
         poseidon_hash(cs, nodes, A::PARAMETERS())
+    } else if is_sha256::<H>() && cs.is_witness_generator() {
+        match nodes {
+            [a, b] => sha256::hash2(cs, a, b),
+            _ => Err(SynthesisError::Unsatisfiable),
+        }
     } else {
         H::Function::hash_multi_leaf_circuit::<A, _>(cs, nodes, height)
     }
@@ -116,6 +128,8 @@ pub(crate) fn hash2<H: 'static + Hasher, CS: ConstraintSystem<Scalar>>(
 ) -> Result<AllocatedNum<Scalar>, SynthesisError> {
     if is_poseidon::<H>() {
         poseidon_hash(cs, &[a.clone(), b.clone()], U2::PARAMETERS())
+    } else if is_sha256::<H>() {
+        sha256::hash2(cs, a, b)
     } else {
         H::Function::hash2_circuit(cs, a, b)
     }

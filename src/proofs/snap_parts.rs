@@ -32,7 +32,7 @@ use storage_proofs_update::EmptySectorUpdateCircuit;
 use typenum::Unsigned;
 
 use super::error::{ProofError, ProofResult};
-use super::por::por_no_challenge_input;
+use super::por::{hash2, por_no_challenge_input};
 use super::poseidon::poseidon_hash;
 use crate::groth16::PartedCircuit;
 
@@ -408,7 +408,7 @@ fn apex_row<CS: ConstraintSystem<Scalar>>(
     row.chunks(2)
         .enumerate()
         .map(|(i, pair)| {
-            <TreeDHasher as Hasher>::Function::hash2_circuit(
+            hash2::<TreeDHasher, _>(
                 cs.namespace(|| format!("apex node {i} of row {height}")),
                 &pair[0],
                 &pair[1],
@@ -435,7 +435,7 @@ fn apex_row_spread<CS: ConstraintSystem<Scalar>>(
         .map(|(i, pair)| {
             let mut system = CS::new();
             system.alloc_input(|| "ONE", || Ok(Scalar::ONE))?;
-            let node = <TreeDHasher as Hasher>::Function::hash2_circuit(
+            let node = hash2::<TreeDHasher, _>(
                 system.namespace(|| format!("apex node {i} of row {height}")),
                 &pair[0],
                 &pair[1],
