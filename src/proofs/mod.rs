@@ -9,6 +9,7 @@ pub mod pce;
 pub mod plan;
 mod por;
 pub mod porep;
+mod porep_parts;
 pub mod poseidon;
 pub mod post;
 mod post_parts;

@@ -91,11 +91,12 @@ fn sub_path<H: 'static + Hasher, A: PoseidonArity, CS: ConstraintSystem<Scalar>>
     Ok((node, bits))
 }
 
-/// A challenge's inclusion proof of `leaf` into `root`, as storage-proofs-core's private
-/// `PoRCircuit` (the root an allocated number, the path's bits packed into public inputs).
+/// A challenge's inclusion proof of the allocated `leaf` into `root`, as storage-proofs-core's
+/// private `PoRCircuit` (the root an allocated number, the path's bits packed into public
+/// inputs).
 pub(crate) fn inclusion_proof<Tree: MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
     mut cs: CS,
-    leaf: Option<Scalar>,
+    leaf: AllocatedNum<Scalar>,
     path: &[PathRow],
     root: &AllocatedNum<Scalar>,
 ) -> Result<(), SynthesisError> {
@@ -104,11 +105,8 @@ pub(crate) fn inclusion_proof<Tree: MerkleTreeTrait, CS: ConstraintSystem<Scalar
     let upper = usize::from(has_sub) + usize::from(has_top);
     let (base, upper) = path.split_at(path.len().saturating_sub(upper));
     let (sub, top) = upper.split_at(usize::from(has_sub).min(upper.len()));
-    let value = AllocatedNum::alloc(cs.namespace(|| "value"), || {
-        leaf.ok_or(SynthesisError::AssignmentMissing)
-    })?;
     let (node, mut bits) =
-        sub_path::<Tree::Hasher, Tree::Arity, _>(cs.namespace(|| "base"), value, base)?;
+        sub_path::<Tree::Hasher, Tree::Arity, _>(cs.namespace(|| "base"), leaf, base)?;
     let (node, sub_bits) =
         sub_path::<Tree::Hasher, Tree::SubTreeArity, _>(cs.namespace(|| "sub"), node, sub)?;
     let (node, top_bits) =

@@ -21,6 +21,7 @@ use storage_proofs_core::multi_proof::MultiProof;
 use storage_proofs_porep::stacked::{self, ChallengeRequirements, StackedCompound, StackedDrg};
 
 use super::error::{reject_panics, ProofError, ProofResult};
+use super::porep_parts;
 use super::registry::{self, is_non_interactive, prover_id};
 use super::request::PartitionVisitor;
 use crate::groth16::PartedCircuit;
@@ -337,8 +338,9 @@ fn partition_circuit<Tree: 'static + MerkleTreeTrait>(
 
 /// A PoRep partition's circuit as a preamble (replica id, commitments, the comm_r check) and one
 /// part per challenge, so its witness is generated in parallel: storage-proofs'
-/// `StackedCircuit::synthesize` run over a range of the partition's challenge proofs. The
-/// values are those `StackedCompound::circuit` gives, with the same consistency checks.
+/// `StackedCircuit::synthesize` run over a range of the partition's challenge proofs, or on a
+/// witness-only system our native replay of it ([`porep_parts`]). The values are those
+/// `StackedCompound::circuit` gives, with the same consistency checks.
 struct StackedParts<'a, Tree: MerkleTreeTrait> {
     replica_id: <Tree::Hasher as Hasher>::Domain,
     comm_d: Option<DefaultPieceDomain>,
@@ -391,6 +393,16 @@ impl<Tree: 'static + MerkleTreeTrait> PartedCircuit for StackedParts<'_, Tree> {
             .challenges
             .get(parts)
             .ok_or(SynthesisError::AssignmentMissing)?;
+        if cs.is_witness_generator() {
+            let commitments = porep_parts::Commitments {
+                replica_id: self.replica_id.into(),
+                comm_d: self.comm_d.map(Into::into),
+                comm_r: self.comm_r.map(Into::into),
+                comm_r_last: self.comm_r_last.into(),
+                comm_c: self.comm_c.into(),
+            };
+            return porep_parts::synthesize_witness(cs, &commitments, challenges);
+        }
         stacked::StackedCircuit::<Tree, DefaultPieceHasher>::synthesize(
             cs,
             Some(self.replica_id),

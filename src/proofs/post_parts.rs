@@ -196,12 +196,11 @@ fn synthesize_sector<Tree: MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
         &hashed,
     );
     for (i, (leaf, path)) in sector.leafs.iter().zip(&sector.paths).enumerate() {
-        inclusion_proof::<Tree, _>(
-            cs.namespace(|| format!("challenge_inclusion_{i}")),
-            *leaf,
-            path,
-            &comm_r_last,
-        )?;
+        let mut cs = cs.namespace(|| format!("challenge_inclusion_{i}"));
+        let leaf = AllocatedNum::alloc(cs.namespace(|| "value"), || {
+            leaf.ok_or(SynthesisError::AssignmentMissing)
+        })?;
+        inclusion_proof::<Tree, _>(&mut cs, leaf, path, &comm_r_last)?;
     }
     Ok(())
 }

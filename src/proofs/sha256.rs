@@ -38,8 +38,32 @@ pub fn hash2<CS: ConstraintSystem<Scalar>>(
         bits.resize(bits.len().next_multiple_of(8), Bit::Constant(false));
         preimage.extend(bits.chunks_exact(8).flat_map(|byte| byte.iter().rev()));
     }
-    let mut native = Native { cs: &mut cs };
-    let digest = native.sha256(&preimage)?;
+    digest_packed(&mut cs, &preimage)
+}
+
+/// bellperson's `sha256` of `preimage`, then the digest's bytes as little-endian bits and the
+/// first 254 of them packed into a number (`multipack::pack_bits`), as filecoin-hashers' Merkle
+/// hash and storage-proofs-porep's labels do. For a witness generator only: computed natively.
+pub(crate) fn sha256_packed<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    preimage: &[Boolean],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    if !cs.is_witness_generator() {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let preimage = preimage
+        .iter()
+        .map(Bit::of)
+        .collect::<Result<Vec<_>, _>>()?;
+    digest_packed(cs, &preimage)
+}
+
+/// [`sha256_packed`] on bits.
+fn digest_packed<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    preimage: &[Bit],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    let digest = Native { cs: &mut *cs }.sha256(preimage)?;
     // The digest's bytes as little-endian bits, the first 254 of them packed.
     let le_bits: Vec<Bit> = digest
         .chunks(8)
@@ -54,8 +78,8 @@ pub fn hash2<CS: ConstraintSystem<Scalar>>(
             sum
         }
     });
-    let output = AllocatedNum::alloc(&mut cs, || Ok(packed))?;
-    count_constraint(&mut cs);
+    let output = AllocatedNum::alloc(&mut *cs, || Ok(packed))?;
+    count_constraint(cs);
     Ok(output)
 }
 
