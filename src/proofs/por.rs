@@ -205,3 +205,54 @@ pub(crate) fn por_no_challenge_input<Tree: MerkleTreeTrait, CS: ConstraintSystem
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::por_no_challenge_input;
+    use crate::groth16::pce::WitnessCs;
+    use bellperson::gadgets::boolean::AllocatedBit;
+    use bellperson::gadgets::num::AllocatedNum;
+    use blstrs::Scalar;
+    use ff::Field;
+    use filecoin_proofs::SectorShape2KiB;
+
+    /// A path or challenge bits that do not fit the tree are errors, where storage-proofs-core
+    /// asserts (and would take the process down).
+    #[test]
+    fn a_path_that_does_not_fit_the_tree_is_an_error() {
+        let mut cs: WitnessCs = WitnessCs::default();
+        let num = |cs: &mut WitnessCs| AllocatedNum::alloc(cs, || Ok(Scalar::ONE)).unwrap();
+        let bits = |cs: &mut WitnessCs, n: usize| -> Vec<AllocatedBit> {
+            (0..n)
+                .map(|_| AllocatedBit::alloc(&mut *cs, Some(false)).unwrap())
+                .collect()
+        };
+        // A 2 KiB tree R: two rows of 7 siblings, 3 bits each.
+        let row = |cs: &mut WitnessCs, n: usize| (0..n).map(|_| num(cs)).collect::<Vec<_>>();
+        let (leaf, root) = (num(&mut cs), num(&mut cs));
+        let good_path = vec![row(&mut cs, 7), row(&mut cs, 7)];
+        let good_bits = bits(&mut cs, 6);
+        assert!(por_no_challenge_input::<SectorShape2KiB, _>(
+            &mut cs,
+            good_bits.clone(),
+            leaf.clone(),
+            good_path.clone(),
+            root.clone()
+        )
+        .is_ok());
+        let short_row = vec![row(&mut cs, 7), row(&mut cs, 6)];
+        assert!(por_no_challenge_input::<SectorShape2KiB, _>(
+            &mut cs,
+            good_bits,
+            leaf.clone(),
+            short_row,
+            root.clone()
+        )
+        .is_err());
+        let few_bits = bits(&mut cs, 5);
+        assert!(por_no_challenge_input::<SectorShape2KiB, _>(
+            &mut cs, few_bits, leaf, good_path, root
+        )
+        .is_err());
+    }
+}
