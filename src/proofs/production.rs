@@ -45,8 +45,9 @@ pub struct CircuitFigures {
     /// Times on a CPU-only node (32 cores; estimated from our 2 KiB measurements).
     pub cpu: PartitionTimes,
     /// Times on a GPU node: the prover's from the anchor's published 32 GiB figures, scaled by
-    /// constraints; synthesis from our 2 KiB CPU time per constraint (`synth/parted-*-2k`),
-    /// spread over the parts a partition splits into.
+    /// constraints; the witness from our native witness's CPU time per constraint at 2 KiB (one
+    /// thread), times the 1.3 its 32 GiB SnapDeals measurement costs more (SnapDeals': measured
+    /// at 32 GiB), spread over the parts a partition splits into.
     pub gpu: PartitionTimes,
 }
 
@@ -103,7 +104,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 47_373_927_744,
         pce_bytes: 1_705_196_521,
         cpu: times(29_000.0, 50_000.0, 88_000.0),
-        gpu: threaded(25_900.0, 0.0, 10_750.0, 15.0, 3_300.0, 700.0),
+        gpu: threaded(2_500.0, 0.0, 10_750.0, 15.0, 3_300.0, 700.0),
     },
     CircuitFigures {
         name: "porep-64g",
@@ -112,7 +113,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 47_600_000_000,
         pce_bytes: 1_717_844_540,
         cpu: times(29_200.0, 50_400.0, 88_600.0),
-        gpu: threaded(26_000.0, 0.0, 10_830.0, 15.0, 3_320.0, 705.0),
+        gpu: threaded(2_520.0, 0.0, 10_830.0, 15.0, 3_320.0, 705.0),
     },
     CircuitFigures {
         name: "snap-32g",
@@ -121,7 +122,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 33 * GIB,
         pce_bytes: 1_069_760_138,
         cpu: times(18_000.0, 31_000.0, 55_000.0),
-        gpu: threaded(18_800.0, 250.0, 5_710.0, 86.0, 2_100.0, 450.0),
+        gpu: threaded(2_210.0, 234.0, 5_710.0, 86.0, 2_100.0, 450.0),
     },
     CircuitFigures {
         name: "snap-64g",
@@ -130,7 +131,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 34 * GIB,
         pce_bytes: 1_121_900_000,
         cpu: times(18_900.0, 32_500.0, 57_700.0),
-        gpu: threaded(19_700.0, 250.0, 5_990.0, 86.0, 2_200.0, 470.0),
+        gpu: threaded(2_320.0, 245.0, 5_990.0, 86.0, 2_200.0, 470.0),
     },
     CircuitFigures {
         name: "window-32g",
@@ -139,7 +140,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 57 * GIB,
         pce_bytes: 33_111_805,
         cpu: times(27_900.0, 48_100.0, 84_600.0),
-        gpu: threaded(144_200.0, 0.0, 17_070.0, 32.0, 3_200.0, 680.0),
+        gpu: threaded(19_000.0, 0.0, 17_070.0, 32.0, 3_200.0, 680.0),
     },
     CircuitFigures {
         name: "window-64g",
@@ -148,7 +149,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 59 * GIB + GIB / 2,
         pce_bytes: 34_325_759,
         cpu: times(28_900.0, 49_900.0, 87_700.0),
-        gpu: threaded(149_600.0, 0.0, 17_700.0, 32.0, 3_300.0, 700.0),
+        gpu: threaded(19_700.0, 0.0, 17_700.0, 32.0, 3_300.0, 700.0),
     },
     CircuitFigures {
         name: "winning-32g",
@@ -157,7 +158,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 184 * MIB,
         pce_bytes: 266_239,
         cpu: times(52.0, 250.0, 450.0),
-        gpu: threaded(427.0, 0.0, 51.0, 16.0, 550.0, 120.0),
+        gpu: threaded(56.0, 0.0, 51.0, 16.0, 550.0, 120.0),
     },
     CircuitFigures {
         name: "winning-64g",
@@ -166,7 +167,7 @@ pub const FIGURES: &[CircuitFigures] = &[
         srs_bytes: 195 * MIB,
         pce_bytes: 277_914,
         cpu: times(55.0, 265.0, 475.0),
-        gpu: threaded(450.0, 0.0, 52.0, 16.0, 580.0, 125.0),
+        gpu: threaded(60.0, 0.0, 52.0, 16.0, 580.0, 125.0),
     },
 ];
 
