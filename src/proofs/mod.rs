@@ -20,6 +20,8 @@ pub mod request;
 mod sha256;
 pub mod snap;
 pub mod snap_parts;
+#[cfg(test)]
+mod test_support;
 pub mod testdata;
 pub mod vanilla;
 pub mod verify;

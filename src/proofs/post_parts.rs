@@ -266,8 +266,6 @@ impl<Tree: 'static + MerkleTreeTrait> PartedCircuit for SectorParts<Tree> {
 
 #[cfg(test)]
 mod tests {
-    use bellperson::{Circuit, ConstraintSystem, SynthesisError};
-    use blstrs::Scalar;
     use filecoin_proofs::{SectorShape2KiB, SectorShape8MiB};
     use storage_proofs_core::api_version::ApiVersion;
     use storage_proofs_core::compound_proof::CompoundProof;
@@ -275,24 +273,10 @@ mod tests {
     use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound};
 
     use super::SectorParts;
-    use crate::groth16::pce::record;
-    use crate::groth16::PartedCircuit;
+    use crate::proofs::test_support::{assert_records_alike, OursWhole};
 
-    /// Our synthesis of every sector, as one circuit.
-    struct OursWhole<Tree: MerkleTreeTrait>(SectorParts<Tree>);
-
-    impl<Tree: 'static + MerkleTreeTrait> Circuit<Scalar> for OursWhole<Tree> {
-        fn synthesize<CS: ConstraintSystem<Scalar>>(
-            self,
-            cs: &mut CS,
-        ) -> Result<(), SynthesisError> {
-            let parts = self.0.parts();
-            self.0.synthesize_parts(cs, 0..parts)
-        }
-    }
-
-    /// Records storage-proofs-post's blank circuit and ours for `params` and asserts they are
-    /// the same R1CS: every constraint, variable and density bit in the same place.
+    /// Records storage-proofs-post's blank circuit and ours for these parameters and asserts
+    /// they are the same R1CS.
     fn records_as_upstream<Tree: 'static + MerkleTreeTrait>(
         sector_size: u64,
         challenge_count: usize,
@@ -304,22 +288,16 @@ mod tests {
             sector_count,
             api_version: ApiVersion::V1_2_0,
         };
-        let upstream = record(<FallbackPoStCompound<Tree> as CompoundProof<
-            FallbackPoSt<'_, Tree>,
-            _,
-        >>::blank_circuit(&params))
-        .expect("upstream records");
+        let upstream =
+            <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::blank_circuit(
+                &params,
+            );
         let ours = SectorParts::<Tree>::blank(&params).expect("a valid blank circuit");
-        let ours = record(OursWhole(ours)).expect("ours records");
-        assert_eq!(
-            (ours.num_inputs, ours.num_aux, ours.num_constraints),
-            (
-                upstream.num_inputs,
-                upstream.num_aux,
-                upstream.num_constraints
-            )
+        assert_records_alike(
+            upstream,
+            OursWhole(ours),
+            &format!("{sector_size} bytes, {challenge_count} challenges"),
         );
-        assert!(ours == upstream, "the R1CS differ at {sector_size} bytes");
     }
 
     #[test]

@@ -626,7 +626,6 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> PartedCircuit for Up
 
 #[cfg(test)]
 mod tests {
-    use bellperson::{Circuit, ConstraintSystem, SynthesisError};
     use blstrs::Scalar;
     use filecoin_proofs::{SectorShape16MiB, SectorShape2KiB};
     use storage_proofs_core::compound_proof::CompoundProof;
@@ -635,24 +634,10 @@ mod tests {
     use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCompound, PublicParams};
 
     use super::UpdateParts;
-    use crate::groth16::pce::record;
-    use crate::groth16::PartedCircuit;
+    use crate::proofs::test_support::{assert_records_alike, OursWhole};
 
-    /// Our synthesis of every challenge after our preamble, as one circuit.
-    struct OursWhole<Tree: MerkleTreeTrait<Hasher = TreeRHasher>>(UpdateParts<Tree>);
-
-    impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Circuit<Scalar> for OursWhole<Tree> {
-        fn synthesize<CS: ConstraintSystem<Scalar>>(
-            self,
-            cs: &mut CS,
-        ) -> Result<(), SynthesisError> {
-            let parts = self.0.parts();
-            self.0.synthesize_parts(cs, 0..parts)
-        }
-    }
-
-    /// Records storage-proofs-update's blank circuit and ours for `sector_bytes` and asserts
-    /// they are the same R1CS: every constraint, variable and density bit in the same place.
+    /// Records storage-proofs-update's blank circuit and ours (every challenge after our
+    /// preamble) for `sector_bytes` and asserts they are the same R1CS.
     fn records_as_upstream<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         sector_bytes: u64,
     ) {
@@ -661,20 +646,8 @@ mod tests {
                 &PublicParams::from_sector_size(sector_bytes),
             )
         };
-        let upstream = record(blank()).expect("upstream records");
-        let ours = record(OursWhole(
-            UpdateParts::new(blank()).expect("a valid blank circuit"),
-        ))
-        .expect("ours records");
-        assert_eq!(
-            (ours.num_inputs, ours.num_aux, ours.num_constraints),
-            (
-                upstream.num_inputs,
-                upstream.num_aux,
-                upstream.num_constraints
-            )
-        );
-        assert!(ours == upstream, "the R1CS differ at {sector_bytes} bytes");
+        let ours = UpdateParts::new(blank()).expect("a valid blank circuit");
+        assert_records_alike(blank(), OursWhole(ours), &format!("{sector_bytes} bytes"));
     }
 
     /// A challenge proof of the wrong shape, or partition paths that differ, is an error
