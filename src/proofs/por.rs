@@ -24,6 +24,26 @@ use super::sha256;
 /// One row of a Merkle path: the siblings and the place of the hashed node among them.
 pub(crate) type PathRow = (Vec<Option<Scalar>>, Option<usize>);
 
+/// The number of siblings in each row of a Merkle path of `Tree` over `2^bits` leaves (the
+/// base tree's rows, then the sub-tree's and the top tree's), or None if no such path exists.
+pub(crate) fn tree_rows<Tree: MerkleTreeTrait>(bits: usize) -> Option<Vec<usize>> {
+    let arities = [
+        Tree::Arity::to_usize(),
+        Tree::SubTreeArity::to_usize(),
+        Tree::TopTreeArity::to_usize(),
+    ];
+    let upper: Vec<usize> = arities[1..].iter().copied().filter(|a| *a > 0).collect();
+    let upper_bits: usize = upper.iter().map(|a| a.trailing_zeros() as usize).sum();
+    let base_bits = arities[0].trailing_zeros() as usize;
+    let below = bits.checked_sub(upper_bits)?;
+    if base_bits == 0 || below % base_bits != 0 {
+        return None;
+    }
+    let mut rows = vec![arities[0] - 1; below / base_bits];
+    rows.extend(upper.iter().map(|a| a - 1));
+    Some(rows)
+}
+
 /// Whether `H` is the Poseidon hasher, whose hashes [`poseidon_hash`] computes natively.
 pub(crate) fn is_poseidon<H: 'static>() -> bool {
     TypeId::of::<H>() == TypeId::of::<PoseidonHasher>()

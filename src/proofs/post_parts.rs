@@ -20,13 +20,12 @@ use blstrs::Scalar;
 use filecoin_hashers::Hasher;
 use rayon::prelude::*;
 use storage_proofs_core::gadgets::constraint;
-use storage_proofs_core::merkle::{base_path_length, MerkleProofTrait, MerkleTreeTrait};
+use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_core::util::NODE_SIZE;
 use storage_proofs_post::fallback::{self, PublicSector, Sector};
-use typenum::Unsigned;
 
 use super::error::{ProofError, ProofResult};
-use super::por::{hash2, inclusion_proof, PathRow};
+use super::por::{hash2, inclusion_proof, tree_rows, PathRow};
 use crate::groth16::PartedCircuit;
 
 /// One sector of a PoSt partition: what storage-proofs-post's `Sector` holds, with each
@@ -63,19 +62,12 @@ pub(crate) struct SectorParts<Tree: MerkleTreeTrait> {
 }
 
 /// The number of siblings in each row of a path of `Tree` over `leaves` leaves.
-fn tree_rows<Tree: MerkleTreeTrait>(leaves: usize) -> Vec<usize> {
-    let (base, sub, top) = (
-        Tree::Arity::to_usize(),
-        Tree::SubTreeArity::to_usize(),
-        Tree::TopTreeArity::to_usize(),
-    );
-    let mut rows =
-        vec![
-            base.saturating_sub(1);
-            base_path_length::<Tree::Arity, Tree::SubTreeArity, Tree::TopTreeArity>(leaves)
-        ];
-    rows.extend([sub, top].iter().filter(|a| **a > 0).map(|a| a - 1));
-    rows
+fn rows_for<Tree: MerkleTreeTrait>(leaves: usize) -> ProofResult<Vec<usize>> {
+    leaves
+        .is_power_of_two()
+        .then(|| tree_rows::<Tree>(leaves.trailing_zeros() as usize))
+        .flatten()
+        .ok_or_else(|| ProofError::InvalidArgument(format!("no PoSt tree has {leaves} leaves")))
 }
 
 /// Whether `path` has `rows`' shape and each place fits its row.
@@ -91,7 +83,7 @@ impl<Tree: 'static + MerkleTreeTrait> SectorParts<Tree> {
     /// The blank circuit (no values) for `params`, as storage-proofs-post builds it.
     pub(crate) fn blank(params: &fallback::PublicParams) -> ProofResult<Self> {
         let leaves = usize::try_from(params.sector_size).unwrap_or(usize::MAX) / NODE_SIZE;
-        let path: Vec<PathRow> = tree_rows::<Tree>(leaves)
+        let path: Vec<PathRow> = rows_for::<Tree>(leaves)?
             .into_iter()
             .map(|n| (vec![None; n], None))
             .collect();
@@ -153,7 +145,7 @@ impl<Tree: 'static + MerkleTreeTrait> SectorParts<Tree> {
 
     /// `sectors` once every challenge's path has the tree's shape.
     fn checked(sectors: Vec<PostSector>, leaves: usize) -> ProofResult<Self> {
-        let rows = tree_rows::<Tree>(leaves);
+        let rows = rows_for::<Tree>(leaves)?;
         for (i, sector) in sectors.iter().enumerate() {
             if sector.paths.len() != sector.leafs.len()
                 || !sector.paths.iter().all(|path| path_fits(path, &rows))

@@ -29,10 +29,9 @@ use storage_proofs_update::constants::{
     POSEIDON_CONSTANTS_GEN_RANDOMNESS,
 };
 use storage_proofs_update::EmptySectorUpdateCircuit;
-use typenum::Unsigned;
 
 use super::error::{ProofError, ProofResult};
-use super::por::{hash2, por_no_challenge_input};
+use super::por::{hash2, por_no_challenge_input, tree_rows};
 use super::poseidon::poseidon_hash;
 use crate::groth16::PartedCircuit;
 
@@ -54,26 +53,6 @@ pub struct UpdatePreamble {
     apex_leaves: Vec<AllocatedNum<Scalar>>,
     /// Each challenge's bits below the partition's, little-endian.
     challenge_bits: Vec<Vec<AllocatedBit>>,
-}
-
-/// The number of siblings in each row of a Merkle path of `Tree` over `2^bits` leaves (the
-/// base tree's rows, then the sub-tree's and the top tree's), or None if no such path exists.
-fn tree_rows<Tree: MerkleTreeTrait>(bits: usize) -> Option<Vec<usize>> {
-    let arities = [
-        Tree::Arity::to_usize(),
-        Tree::SubTreeArity::to_usize(),
-        Tree::TopTreeArity::to_usize(),
-    ];
-    let upper: Vec<usize> = arities[1..].iter().copied().filter(|a| *a > 0).collect();
-    let upper_bits: usize = upper.iter().map(|a| a.trailing_zeros() as usize).sum();
-    let base_bits = arities[0].trailing_zeros() as usize;
-    let below = bits.checked_sub(upper_bits)?;
-    if base_bits == 0 || below % base_bits != 0 {
-        return None;
-    }
-    let mut rows = vec![arities[0] - 1; below / base_bits];
-    rows.extend(upper.iter().map(|a| a - 1));
-    Some(rows)
 }
 
 /// Whether `path`'s rows hold `rows` siblings each.
