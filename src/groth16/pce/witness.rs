@@ -141,11 +141,6 @@ impl WitnessCs {
 }
 
 impl<S> WitnessCs<S> {
-    /// The public inputs allocated so far, ONE first where the circuit allocated it.
-    pub fn input_values(&self) -> &[Scalar] {
-        &self.inputs
-    }
-
     /// The constraints counted so far (none is built).
     pub fn counted_constraints(&self) -> usize {
         self.constraints
@@ -207,8 +202,9 @@ impl<S: AuxStore> ConstraintSystem<Scalar> for WitnessCs<S> {
         true
     }
 
-    /// Tells gadgets that read it (cuzk's own Poseidon) that no constraint is ever read here,
-    /// so they may compute their values without building linear combinations.
+    /// Tells gadgets that read it (cuzk's own Poseidon and SHA-256, `proofs::poseidon` and
+    /// `proofs::sha256`) that no constraint is ever read here, so they may compute their values
+    /// without building linear combinations.
     fn is_witness_generator(&self) -> bool {
         true
     }
