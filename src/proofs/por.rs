@@ -74,13 +74,22 @@ pub(crate) fn hash_row<H: 'static + Hasher, A: PoseidonArity, CS: ConstraintSyst
 
 /// One sub-path (base, sub-tree or top tree) of an inclusion proof, as storage-proofs-core's
 /// `SubPath::synthesize`: per row its place's bits and its siblings allocated, the node
-/// inserted among them and the row hashed. Returns the sub-path's root and the bits.
+/// inserted among them and the row hashed. Returns the sub-path's root and the bits. A row
+/// that does not fit arity `A` (none for an absent tree) is an error where storage-proofs
+/// asserts.
 fn sub_path<H: 'static + Hasher, A: PoseidonArity, CS: ConstraintSystem<Scalar>>(
     mut cs: CS,
     mut node: AllocatedNum<Scalar>,
     rows: &[PathRow],
 ) -> Result<(AllocatedNum<Scalar>, Vec<Boolean>), SynthesisError> {
-    let place_bits = A::to_usize().trailing_zeros() as usize;
+    let arity = A::to_usize();
+    let fits = |(siblings, place): &PathRow| {
+        siblings.len() + 1 == arity && place.map_or(true, |p| p < arity)
+    };
+    if !(arity.is_power_of_two() || rows.is_empty()) || !rows.iter().all(fits) {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let place_bits = arity.trailing_zeros() as usize;
     let mut bits = Vec::with_capacity(rows.len() * place_bits);
     for (height, (siblings, place)) in rows.iter().enumerate() {
         let cs = &mut cs.namespace(|| format!("merkle tree hash {height}"));
@@ -229,6 +238,66 @@ pub(crate) fn por_no_challenge_input<Tree: MerkleTreeTrait, CS: ConstraintSystem
 #[cfg(test)]
 mod tests {
     use super::por_no_challenge_input;
+    use crate::proofs::test_support::assert_records_alike;
+    use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+    use filecoin_hashers::poseidon::PoseidonHasher;
+    use storage_proofs_core::merkle::{DiskTree, MerkleTreeTrait};
+    use typenum::{U2, U8};
+
+    /// A path of `rows` to a root through storage-proofs-core's `por_no_challenge_input`
+    /// (`ours` false) or ours, every value one.
+    struct PathCircuit<Tree> {
+        rows: Vec<usize>,
+        ours: bool,
+        _tree: std::marker::PhantomData<Tree>,
+    }
+
+    impl<Tree: MerkleTreeTrait> Circuit<Scalar> for PathCircuit<Tree> {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            let num = |cs: &mut CS| AllocatedNum::alloc(&mut *cs, || Ok(Scalar::ONE));
+            let bit_count: usize = self
+                .rows
+                .iter()
+                .map(|n| (n + 1).trailing_zeros() as usize)
+                .sum();
+            let bits = (0..bit_count)
+                .map(|_| AllocatedBit::alloc(&mut *cs, Some(false)))
+                .collect::<Result<Vec<_>, _>>()?;
+            let leaf = num(cs)?;
+            let path = self
+                .rows
+                .iter()
+                .map(|n| (0..*n).map(|_| num(cs)).collect::<Result<Vec<_>, _>>())
+                .collect::<Result<Vec<_>, _>>()?;
+            let root = num(cs)?;
+            if self.ours {
+                por_no_challenge_input::<Tree, _>(cs, bits, leaf, path, root)
+            } else {
+                storage_proofs_core::gadgets::por::por_no_challenge_input::<Tree, _>(
+                    cs, bits, leaf, path, root,
+                )
+            }
+        }
+    }
+
+    /// Ours records as storage-proofs-core's, also for a tree with a sub-tree and a top tree
+    /// (64 GiB sectors' shape, smaller).
+    #[test]
+    fn por_no_challenge_input_records_as_storage_proofs_core() {
+        fn alike<Tree: MerkleTreeTrait>(rows: Vec<usize>, what: &str) {
+            let circuit = |ours| PathCircuit::<Tree> {
+                rows: rows.clone(),
+                ours,
+                _tree: std::marker::PhantomData,
+            };
+            assert_records_alike(circuit(false), circuit(true), what);
+        }
+        alike::<SectorShape2KiB>(vec![7, 7], "2 KiB tree R");
+        alike::<DiskTree<PoseidonHasher, U8, U8, U2>>(vec![7, 7, 7, 1], "8-8-2 tree");
+    }
     use crate::groth16::pce::WitnessCs;
     use bellperson::gadgets::boolean::AllocatedBit;
     use bellperson::gadgets::num::AllocatedNum;

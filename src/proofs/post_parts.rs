@@ -258,11 +258,13 @@ impl<Tree: 'static + MerkleTreeTrait> PartedCircuit for SectorParts<Tree> {
 
 #[cfg(test)]
 mod tests {
+    use filecoin_hashers::poseidon::PoseidonHasher;
     use filecoin_proofs::{SectorShape2KiB, SectorShape8MiB};
     use storage_proofs_core::api_version::ApiVersion;
     use storage_proofs_core::compound_proof::CompoundProof;
-    use storage_proofs_core::merkle::MerkleTreeTrait;
+    use storage_proofs_core::merkle::{DiskTree, MerkleTreeTrait};
     use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound};
+    use typenum::{U2, U8};
 
     use super::SectorParts;
     use crate::proofs::test_support::{assert_records_alike, OursWhole};
@@ -297,7 +299,9 @@ mod tests {
         // WinningPoSt's shape (one challenge a sector) and WindowPoSt's (ten).
         records_as_upstream::<SectorShape2KiB>(2048, 1, 3);
         records_as_upstream::<SectorShape2KiB>(2048, 10, 2);
-        // 8 MiB trees have a sub-tree row.
+        // 8 MiB trees have a sub-tree row; 64 GiB trees a top-tree row too (here the same
+        // shape with 1024 leaves).
         records_as_upstream::<SectorShape8MiB>(8 << 20, 2, 2);
+        records_as_upstream::<DiskTree<PoseidonHasher, U8, U8, U2>>(1024 * 32, 2, 2);
     }
 }
