@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod density;
 pub mod error;
+pub mod ifma;
 pub mod msm;
 pub mod ntt;
 pub mod paramgen;

@@ -13,6 +13,10 @@
 //! decimation-in-time forward transform (bit-reversed in, natural out), so of its seven
 //! transforms only the last needs a bit-reversal permutation. One table of powers of omega
 //! serves both directions (omega^-j = -omega^(m/2-j)) and every transform on the domain.
+//!
+//! On a CPU with AVX-512 IFMA the butterflies of every stage with at least eight of them per
+//! group run eight at a time ([`super::ifma`]), about 3x faster than blst's scalar arithmetic;
+//! the results are the same bytes.
 
 use std::sync::OnceLock;
 
@@ -21,6 +25,7 @@ use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
 use super::error::{Groth16Error, Result};
+use super::ifma::{scaled_twiddle, Ifma, Twiddles8, LANES};
 
 /// Scalars per cache block: the stages with butterflies inside such a block run in one pass.
 const BLOCK: usize = 1 << 13;
@@ -35,8 +40,11 @@ pub struct Domain {
     log_m: u32,
     omega: Scalar,
     m_inv: Scalar,
-    /// omega^j for j < m/2, computed on first use and kept for the domain's later transforms.
+    /// omega^j for j < m/2 (scaled for the vector arithmetic when `ifma` is set), computed on
+    /// first use and kept for the domain's later transforms.
     twiddles: OnceLock<Vec<Scalar>>,
+    /// The vector arithmetic, where the CPU has it.
+    ifma: Option<Ifma>,
 }
 
 impl Domain {
@@ -57,7 +65,23 @@ impl Domain {
             omega,
             m_inv: invert(Scalar::from(m as u64)),
             twiddles: OnceLock::new(),
+            ifma: Ifma::detect(),
         })
+    }
+
+    /// The same domain computing with blst's scalar arithmetic only (same results; for
+    /// comparisons and tests).
+    pub fn with_scalar_arithmetic(self) -> Self {
+        Self {
+            twiddles: OnceLock::new(),
+            ifma: None,
+            ..self
+        }
+    }
+
+    /// Whether the transforms run on AVX-512 IFMA.
+    pub fn uses_ifma(&self) -> bool {
+        self.ifma.is_some()
     }
 
     /// Domain size m.
@@ -127,8 +151,18 @@ impl Domain {
     }
 
     fn twiddles(&self) -> Twiddles<'_> {
-        let table = self.twiddles.get_or_init(|| powers(self.omega, self.m / 2));
-        Twiddles { table, m: self.m }
+        let table = self.twiddles.get_or_init(|| {
+            let mut table = powers(self.omega, self.m / 2);
+            if self.ifma.is_some() {
+                table.par_iter_mut().for_each(|w| *w = scaled_twiddle(*w));
+            }
+            table
+        });
+        Twiddles {
+            table,
+            m: self.m,
+            ifma: self.ifma,
+        }
     }
 
     /// Radix-2 decimation in time: bit-reversed input, natural output. `INVERSE` uses
@@ -144,7 +178,7 @@ impl Domain {
         v.par_chunks_mut(block).for_each(|b| {
             let mut half = 1;
             while half < block {
-                block_stage(b, half, &local[half - 1..2 * half - 1], Dit);
+                local.stage(b, half, Dit);
                 half *= 2;
             }
         });
@@ -188,7 +222,7 @@ impl Domain {
         v.par_chunks_mut(block).for_each(|b| {
             let mut half = block / 2;
             while half >= 1 {
-                block_stage(b, half, &local[half - 1..2 * half - 1], Dif);
+                local.stage(b, half, Dif);
                 half /= 2;
             }
         });
@@ -221,9 +255,10 @@ impl Domain {
 
 /// The powers of omega one domain's transforms read, in either direction.
 struct Twiddles<'a> {
-    /// omega^j for j < m/2.
+    /// omega^j for j < m/2, scaled for the vector arithmetic where `ifma` is set.
     table: &'a [Scalar],
     m: usize,
+    ifma: Option<Ifma>,
 }
 
 impl Twiddles<'_> {
@@ -245,17 +280,79 @@ impl Twiddles<'_> {
         }
     }
 
-    /// The twiddles of the stages inside a block, contiguous: the stage of half h at
-    /// [h-1, 2h-1).
-    fn block_table<const INVERSE: bool>(&self, block: usize) -> Vec<Scalar> {
-        let mut out = Vec::with_capacity(block.saturating_sub(1));
+    /// The eight twiddles of butterflies `first..first + 8` of a stage with `stride`, for
+    /// the vector arithmetic.
+    fn strided<const INVERSE: bool>(&self, stride: usize, first: usize) -> Twiddles8<'_> {
+        Twiddles8::Strided {
+            table: self.table,
+            m: self.m,
+            stride,
+            first,
+            inverse: INVERSE,
+        }
+    }
+
+    /// The twiddles of the stages inside a block.
+    fn block_table<const INVERSE: bool>(&self, block: usize) -> BlockTwiddles {
+        let mut table = Vec::with_capacity(block.saturating_sub(1));
         let mut half = 1;
         while half < block {
             let stride = self.stride(2 * half);
-            out.extend((0..half).map(|j| self.get::<INVERSE>(stride, j)));
+            table.extend((0..half).map(|j| self.get::<INVERSE>(stride, j)));
             half *= 2;
         }
-        out
+        // The stages with fewer than eight butterflies a group run on scalars: unscaled.
+        let unscale = invert(scaled_twiddle(Scalar::ONE));
+        let small = table
+            .iter()
+            .take(LANES - 1)
+            .map(|w| if self.ifma.is_some() { *w * unscale } else { *w })
+            .collect();
+        BlockTwiddles {
+            table,
+            small,
+            ifma: self.ifma,
+        }
+    }
+}
+
+/// The twiddles of the stages inside a block, contiguous: the stage of half h at [h-1, 2h-1).
+struct BlockTwiddles {
+    /// Every stage's, as the domain's table holds them (scaled where `ifma` is set).
+    table: Vec<Scalar>,
+    /// The stages of half below [`LANES`], unscaled: they run on scalars.
+    small: Vec<Scalar>,
+    ifma: Option<Ifma>,
+}
+
+impl BlockTwiddles {
+    /// One stage of half `half` over a block. Both butterflies are (x + y, x − y) at w = 1,
+    /// so on scalars each group's first pair skips the multiplication.
+    fn stage(&self, block: &mut [Scalar], half: usize, bf: impl Butterfly) {
+        let range = half - 1..2 * half - 1;
+        match self.ifma {
+            Some(ifma) if half >= LANES => {
+                let w = &self.table[range];
+                for group in block.chunks_exact_mut(2 * half) {
+                    let (lo, hi) = group.split_at_mut(half);
+                    for ((x, y), w) in lo
+                        .chunks_exact_mut(LANES)
+                        .zip(hi.chunks_exact_mut(LANES))
+                        .zip(w.chunks_exact(LANES))
+                    {
+                        bf.apply8(ifma, x, y, Twiddles8::Contiguous(w));
+                    }
+                }
+            }
+            _ => {
+                let w = if self.ifma.is_some() {
+                    &self.small[range]
+                } else {
+                    &self.table[range]
+                };
+                scalar_block_stage(block, half, w, bf)
+            }
+        }
     }
 }
 
@@ -264,6 +361,8 @@ trait Butterfly: Copy + Send + Sync {
     /// Whether two fused stages run the smaller half first (DIT) or the larger (DIF).
     const SMALL_HALF_FIRST: bool;
     fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar);
+    /// The same on eight pairs at once, the twiddles scaled for the vector arithmetic.
+    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8);
 }
 
 /// Decimation in time: (x + w·y, x − w·y).
@@ -277,6 +376,9 @@ impl Butterfly for Dit {
         let t = *y * w;
         (*x, *y) = (*x + t, *x - t);
     }
+    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8) {
+        ifma.dit8(x, y, w)
+    }
 }
 
 /// Decimation in frequency: (x + y, (x − y)·w).
@@ -289,11 +391,13 @@ impl Butterfly for Dif {
     fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar) {
         (*x, *y) = (*x + *y, (*x - *y) * w);
     }
+    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8) {
+        ifma.dif8(x, y, w)
+    }
 }
 
-/// One stage of half `half` over a block, with that stage's twiddles `w`. Both butterflies
-/// are (x + y, x − y) at w = 1, so each group's first pair skips the multiplication.
-fn block_stage(block: &mut [Scalar], half: usize, w: &[Scalar], bf: impl Butterfly) {
+/// One stage of half `half` over a block on scalars, with that stage's twiddles `w`.
+fn scalar_block_stage(block: &mut [Scalar], half: usize, w: &[Scalar], bf: impl Butterfly) {
     for group in block.chunks_exact_mut(2 * half) {
         let (lo, hi) = group.split_at_mut(half);
         let (x, y) = (&mut lo[0], &mut hi[0]);
@@ -317,6 +421,18 @@ fn radix2<const INVERSE: bool>(
         .zip(hi.par_chunks_mut(TASK))
         .enumerate()
         .for_each(|(task, (lo, hi))| {
+            if let Some(ifma) = tw.ifma {
+                // The chunks are TASK long, a multiple of LANES (the stages above a block).
+                for (k, (x, y)) in lo
+                    .chunks_exact_mut(LANES)
+                    .zip(hi.chunks_exact_mut(LANES))
+                    .enumerate()
+                {
+                    let w = tw.strided::<INVERSE>(stride, task * TASK + k * LANES);
+                    bf.apply8(ifma, x, y, w);
+                }
+                return;
+            }
             for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
                 bf.apply(x, y, &tw.get::<INVERSE>(stride, task * TASK + k));
             }
@@ -336,6 +452,29 @@ fn radix4<const INVERSE: bool, B: Butterfly>(group: &mut [Scalar], h: usize, tw:
         .zip(q3.par_chunks_mut(TASK))
         .enumerate()
         .for_each(|(task, (((q0, q1), q2), q3))| {
+            if let Some(ifma) = tw.ifma {
+                // TASK-long chunks, a multiple of LANES (the stages above a block).
+                for k in (0..q0.len()).step_by(LANES) {
+                    let j = task * TASK + k;
+                    let w = [
+                        tw.strided::<INVERSE>(s2, j),
+                        tw.strided::<INVERSE>(s4, j),
+                        tw.strided::<INVERSE>(s4, j + h),
+                    ];
+                    let lanes = k..k + LANES;
+                    ifma.radix4_8(
+                        B::SMALL_HALF_FIRST,
+                        [
+                            &mut q0[lanes.clone()],
+                            &mut q1[lanes.clone()],
+                            &mut q2[lanes.clone()],
+                            &mut q3[lanes],
+                        ],
+                        w,
+                    );
+                }
+                return;
+            }
             for k in 0..q0.len() {
                 let j = task * TASK + k;
                 let w1 = tw.get::<INVERSE>(s2, j);

@@ -1,0 +1,585 @@
+//! Eight BLS12-381 scalars at once with AVX-512 IFMA, for the CPU NTT's butterflies.
+//!
+//! A blst scalar multiplication costs ~25 ns here and is most of a butterfly. AVX-512 IFMA
+//! (`vpmadd52luq`/`vpmadd52huq`, on Intel since Ice Lake and AMD since Zen 4) multiplies eight
+//! 52-bit limb pairs per instruction, so eight Montgomery products in radix 2^52 cost about
+//! what two scalar ones do.
+//!
+//! The values stay in blst's representation: Montgomery form with R = 2^256, four 64-bit
+//! limbs, fully reduced. Lanes re-limb them to five 52-bit limbs. A product in radix 2^52
+//! divides by 2^260, not 2^256, so the twiddles a transform multiplies by are kept scaled by
+//! 2^4 ([`scaled_twiddle`]): Montgomery(x·2^256, w·2^260) = x·w·2^256. Every result is reduced
+//! below r, so the bytes equal blst's for the same inputs.
+//!
+//! [`Ifma::detect`] is the only way to get an [`Ifma`], and it checks the CPU first; every
+//! method is safe to call on such a value.
+
+use blstrs::Scalar;
+
+/// Scalars one vector holds.
+pub const LANES: usize = 8;
+
+/// The factor (2^4) by which a twiddle given to [`Ifma`] must be scaled: see the module doc.
+pub fn scaled_twiddle(w: Scalar) -> Scalar {
+    w * Scalar::from(16u64)
+}
+
+/// Proof that this CPU has AVX-512F and AVX-512 IFMA; its methods run the vector code.
+#[derive(Clone, Copy, Debug)]
+pub struct Ifma(());
+
+/// Where the eight twiddles of a vector butterfly come from.
+#[derive(Clone, Copy)]
+pub enum Twiddles8<'a> {
+    /// Eight consecutive entries, scaled.
+    Contiguous(&'a [Scalar]),
+    /// omega^(e_k) for e_k = (first + k)·stride, k < 8, from `table` (omega^j·2^4 for j <
+    /// m/2); with `inverse` the inverse twiddle, -table[m/2 - e_k] (table[0] when e_k = 0).
+    Strided {
+        table: &'a [Scalar],
+        m: usize,
+        stride: usize,
+        first: usize,
+        inverse: bool,
+    },
+}
+
+impl Ifma {
+    /// An [`Ifma`] if this CPU has the instructions (and `CUZK_NO_IFMA` is not set, which
+    /// forces blst's scalar arithmetic); checked once.
+    pub fn detect() -> Option<Self> {
+        static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let yes = *DETECTED.get_or_init(|| {
+            std::env::var_os("CUZK_NO_IFMA").is_none() && cpu_has_ifma()
+        });
+        yes.then_some(Self(()))
+    }
+
+    /// Decimation-in-time butterflies on eight pairs: (x + w·y, x − w·y).
+    pub fn dit8(self, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8) {
+        check8(x, y, &w);
+        // SAFETY: `self` exists only where the CPU has the features; the slices hold 8
+        // scalars each (checked), and a Strided source's indices are checked in `load_w`.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            x86::dit8(x.as_mut_ptr(), y.as_mut_ptr(), w)
+        }
+    }
+
+    /// Decimation-in-frequency butterflies on eight pairs: (x + y, (x − y)·w).
+    pub fn dif8(self, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8) {
+        check8(x, y, &w);
+        // SAFETY: as in `dit8`.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            x86::dif8(x.as_mut_ptr(), y.as_mut_ptr(), w)
+        }
+    }
+
+    /// Two radix-2 stages over eight quadruples (q0[k], q1[k], q2[k], q3[k]) at once: the
+    /// stage pairing (q0, q1) and (q2, q3) with `w_small`, and the one pairing (q0, q2) with
+    /// `w_a` and (q1, q3) with `w_b`; the small one first for DIT, last for DIF.
+    pub fn radix4_8(self, dit: bool, q: [&mut [Scalar]; 4], w: [Twiddles8; 3]) {
+        let [q0, q1, q2, q3] = q;
+        check8(q0, q1, &w[0]);
+        check8(q2, q3, &w[1]);
+        check8(q0, q0, &w[2]);
+        // SAFETY: as in `dit8`; every slice holds 8 scalars and every source was checked.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            x86::radix4_8(
+                dit,
+                [q0.as_mut_ptr(), q1.as_mut_ptr(), q2.as_mut_ptr(), q3.as_mut_ptr()],
+                w,
+            )
+        }
+    }
+
+    /// Eight products x·y of scalars in blst's form, as `dit8` computes w·y (y scaled).
+    #[cfg(test)]
+    fn mul8(self, x: &[Scalar], y_scaled: &[Scalar]) -> Vec<Scalar> {
+        let mut zero = vec![Scalar::from(0u64); LANES];
+        let mut out = x.to_vec();
+        // x' = 0 + w·y, then y' = 0 - w·y: read the product off x'.
+        self.dit8(&mut zero, &mut out, Twiddles8::Contiguous(y_scaled));
+        zero
+    }
+}
+
+fn check8(x: &[Scalar], y: &[Scalar], w: &Twiddles8) {
+    assert!(x.len() == LANES && y.len() == LANES, "eight scalars a side");
+    match *w {
+        Twiddles8::Contiguous(w) => assert_eq!(w.len(), LANES, "eight twiddles"),
+        Twiddles8::Strided {
+            table,
+            m,
+            stride,
+            first,
+            ..
+        } => {
+            let last = (first + LANES - 1)
+                .checked_mul(stride)
+                .expect("twiddle index");
+            assert!(
+                last < m / 2 && table.len() == m / 2,
+                "twiddle index in the table"
+            );
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn cpu_has_ifma() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512ifma")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_has_ifma() -> bool {
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use blstrs::Scalar;
+
+    use super::Twiddles8;
+
+    const MASK52: u64 = (1 << 52) - 1;
+
+    /// r, the scalar field's modulus, in 52-bit limbs.
+    const R52: [u64; 5] = limbs52([
+        0xffff_ffff_0000_0001,
+        0x53bd_a402_fffe_5bfe,
+        0x3339_d808_09a1_d805,
+        0x73ed_a753_299d_7d48,
+    ]);
+
+    /// -r^-1 mod 2^52, the Montgomery step's factor.
+    const R_NEG_INV: u64 = {
+        // Newton's iteration for r^-1 mod 2^64 (each step doubles the correct bits).
+        let r0 = 0xffff_ffff_0000_0001u64;
+        let mut inv = 1u64;
+        let mut i = 0;
+        while i < 6 {
+            inv = inv.wrapping_mul(2u64.wrapping_sub(r0.wrapping_mul(inv)));
+            i += 1;
+        }
+        inv.wrapping_neg() & MASK52
+    };
+
+    const fn limbs52(a: [u64; 4]) -> [u64; 5] {
+        [
+            a[0] & MASK52,
+            ((a[0] >> 52) | (a[1] << 12)) & MASK52,
+            ((a[1] >> 40) | (a[2] << 24)) & MASK52,
+            ((a[2] >> 28) | (a[3] << 36)) & MASK52,
+            a[3] >> 16,
+        ]
+    }
+
+    /// Eight scalars, limb k of lane j in `.0[k]` (52 bits each).
+    #[derive(Clone, Copy)]
+    struct Lanes([__m512i; 5]);
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn splat(x: u64) -> __m512i {
+        _mm512_set1_epi64(x as i64)
+    }
+
+    /// Eight consecutive scalars from `p`, re-limbed.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn load(p: *const Scalar) -> Lanes {
+        let p = p as *const __m512i;
+        // Each vector holds two scalars' four limbs.
+        let (z0, z1, z2, z3) = (
+            _mm512_loadu_si512(p),
+            _mm512_loadu_si512(p.add(1)),
+            _mm512_loadu_si512(p.add(2)),
+            _mm512_loadu_si512(p.add(3)),
+        );
+        let lo = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0);
+        let hi = _mm512_set_epi64(15, 11, 7, 3, 14, 10, 6, 2);
+        // Limbs 0,1 (and 2,3) of scalars 0..4 and 4..8.
+        let a01 = _mm512_permutex2var_epi64(z0, lo, z1);
+        let a23 = _mm512_permutex2var_epi64(z0, hi, z1);
+        let b01 = _mm512_permutex2var_epi64(z2, lo, z3);
+        let b23 = _mm512_permutex2var_epi64(z2, hi, z3);
+        let first = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
+        let second = _mm512_set_epi64(15, 14, 13, 12, 7, 6, 5, 4);
+        split([
+            _mm512_permutex2var_epi64(a01, first, b01),
+            _mm512_permutex2var_epi64(a01, second, b01),
+            _mm512_permutex2var_epi64(a23, first, b23),
+            _mm512_permutex2var_epi64(a23, second, b23),
+        ])
+    }
+
+    /// Stores eight scalars at `p`, back in 64-bit limbs.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store(p: *mut Scalar, v: Lanes) {
+        let [l0, l1, l2, l3] = join(v);
+        // Limb pairs of scalars 0..4 (from l0/l1, l2/l3) and 4..8, then two scalars a vector.
+        let first = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+        let second = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+        let a01 = _mm512_permutex2var_epi64(l0, first, l1); // s0l0 s0l1 s1l0 s1l1 ...
+        let a23 = _mm512_permutex2var_epi64(l2, first, l3);
+        let b01 = _mm512_permutex2var_epi64(l0, second, l1);
+        let b23 = _mm512_permutex2var_epi64(l2, second, l3);
+        let pair0 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+        let pair1 = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+        let p = p as *mut __m512i;
+        _mm512_storeu_si512(p, _mm512_permutex2var_epi64(a01, pair0, a23));
+        _mm512_storeu_si512(p.add(1), _mm512_permutex2var_epi64(a01, pair1, a23));
+        _mm512_storeu_si512(p.add(2), _mm512_permutex2var_epi64(b01, pair0, b23));
+        _mm512_storeu_si512(p.add(3), _mm512_permutex2var_epi64(b01, pair1, b23));
+    }
+
+    /// 64-bit limbs to 52-bit limbs.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn split([a0, a1, a2, a3]: [__m512i; 4]) -> Lanes {
+        let m = splat(MASK52);
+        Lanes([
+            _mm512_and_si512(a0, m),
+            _mm512_and_si512(
+                _mm512_or_si512(_mm512_srli_epi64::<52>(a0), _mm512_slli_epi64::<12>(a1)),
+                m,
+            ),
+            _mm512_and_si512(
+                _mm512_or_si512(_mm512_srli_epi64::<40>(a1), _mm512_slli_epi64::<24>(a2)),
+                m,
+            ),
+            _mm512_and_si512(
+                _mm512_or_si512(_mm512_srli_epi64::<28>(a2), _mm512_slli_epi64::<36>(a3)),
+                m,
+            ),
+            _mm512_srli_epi64::<16>(a3),
+        ])
+    }
+
+    /// 52-bit limbs (normalized) to 64-bit limbs.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn join(Lanes([l0, l1, l2, l3, l4]): Lanes) -> [__m512i; 4] {
+        [
+            _mm512_or_si512(l0, _mm512_slli_epi64::<52>(l1)),
+            _mm512_or_si512(_mm512_srli_epi64::<12>(l1), _mm512_slli_epi64::<40>(l2)),
+            _mm512_or_si512(_mm512_srli_epi64::<24>(l2), _mm512_slli_epi64::<28>(l3)),
+            _mm512_or_si512(_mm512_srli_epi64::<36>(l3), _mm512_slli_epi64::<16>(l4)),
+        ]
+    }
+
+    /// r in every lane, limb by limb.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn modulus() -> [__m512i; 5] {
+        [
+            splat(R52[0]),
+            splat(R52[1]),
+            splat(R52[2]),
+            splat(R52[3]),
+            splat(R52[4]),
+        ]
+    }
+
+    /// `t - r` where that is not negative, else `t`: t's limbs are normalized and t < 2r.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn reduce_once(t: [__m512i; 5]) -> Lanes {
+        let r = modulus();
+        let m = splat(MASK52);
+        let mut u = [_mm512_setzero_si512(); 5];
+        let mut borrow = _mm512_setzero_si512();
+        for k in 0..5 {
+            let d = _mm512_sub_epi64(_mm512_sub_epi64(t[k], r[k]), borrow);
+            borrow = _mm512_srli_epi64::<63>(d);
+            u[k] = _mm512_and_si512(d, m);
+        }
+        // Lanes that borrowed out of the top limb had t < r: keep t there.
+        let keep = _mm512_test_epi64_mask(borrow, borrow);
+        let mut out = [_mm512_setzero_si512(); 5];
+        for k in 0..5 {
+            out[k] = _mm512_mask_blend_epi64(keep, u[k], t[k]);
+        }
+        Lanes(out)
+    }
+
+    /// a + b mod r.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn add(a: Lanes, b: Lanes) -> Lanes {
+        let m = splat(MASK52);
+        let mut t = [_mm512_setzero_si512(); 5];
+        let mut carry = _mm512_setzero_si512();
+        for k in 0..5 {
+            let s = _mm512_add_epi64(_mm512_add_epi64(a.0[k], b.0[k]), carry);
+            carry = _mm512_srli_epi64::<52>(s);
+            t[k] = _mm512_and_si512(s, m);
+        }
+        // a + b < 2r < 2^256 fits the top limb's 52 bits: no carry out.
+        reduce_once(t)
+    }
+
+    /// a − b mod r.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn sub(a: Lanes, b: Lanes) -> Lanes {
+        let m = splat(MASK52);
+        let r = modulus();
+        let mut d = [_mm512_setzero_si512(); 5];
+        let mut borrow = _mm512_setzero_si512();
+        for k in 0..5 {
+            let x = _mm512_sub_epi64(_mm512_sub_epi64(a.0[k], b.0[k]), borrow);
+            borrow = _mm512_srli_epi64::<63>(x);
+            d[k] = _mm512_and_si512(x, m);
+        }
+        // Where a < b add r back (the sum's carry out of the top limb cancels the borrow).
+        let negative = _mm512_test_epi64_mask(borrow, borrow);
+        let mut carry = _mm512_setzero_si512();
+        let mut out = [_mm512_setzero_si512(); 5];
+        for k in 0..5 {
+            let s = _mm512_add_epi64(_mm512_add_epi64(d[k], r[k]), carry);
+            carry = _mm512_srli_epi64::<52>(s);
+            out[k] = _mm512_mask_blend_epi64(negative, d[k], _mm512_and_si512(s, m));
+        }
+        Lanes(out)
+    }
+
+    /// r − a where a ≠ 0 and the lane is in `lanes`; a elsewhere.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn negate_in(a: Lanes, lanes: __mmask8) -> Lanes {
+        let m = splat(MASK52);
+        let r = modulus();
+        let mut out = a.0;
+        let mut borrow = _mm512_setzero_si512();
+        for k in 0..5 {
+            let x = _mm512_sub_epi64(_mm512_sub_epi64(r[k], a.0[k]), borrow);
+            borrow = _mm512_srli_epi64::<63>(x);
+            out[k] = _mm512_mask_blend_epi64(lanes, a.0[k], _mm512_and_si512(x, m));
+        }
+        Lanes(out)
+    }
+
+    /// Montgomery product a·b·2^-260 mod r, reduced below r (a, b < r).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    unsafe fn mont_mul(a: Lanes, b: Lanes) -> Lanes {
+        let r = modulus();
+        let n_inv = splat(R_NEG_INV);
+        let zero = _mm512_setzero_si512();
+        let a = a.0;
+        let mut t = [zero; 6];
+        for bi in b.0 {
+            for k in 0..5 {
+                t[k] = _mm512_madd52lo_epu64(t[k], a[k], bi);
+                t[k + 1] = _mm512_madd52hi_epu64(t[k + 1], a[k], bi);
+            }
+            // m makes t + m·r divisible by 2^52 (madd52lo reads t0's low 52 bits).
+            let m = _mm512_madd52lo_epu64(zero, t[0], n_inv);
+            for k in 0..5 {
+                t[k] = _mm512_madd52lo_epu64(t[k], m, r[k]);
+                t[k + 1] = _mm512_madd52hi_epu64(t[k + 1], m, r[k]);
+            }
+            let carry = _mm512_srli_epi64::<52>(t[0]);
+            t = [_mm512_add_epi64(t[1], carry), t[2], t[3], t[4], t[5], zero];
+        }
+        // Normalize the limbs (each holds a few 52-bit sums); the value is below 2r.
+        let mask = splat(MASK52);
+        let mut out = [zero; 5];
+        let mut carry = zero;
+        for k in 0..5 {
+            let s = _mm512_add_epi64(t[k], carry);
+            carry = _mm512_srli_epi64::<52>(s);
+            out[k] = _mm512_and_si512(s, mask);
+        }
+        reduce_once(out)
+    }
+
+    /// The twiddles of `w` as lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn load_w(w: Twiddles8) -> Lanes {
+        match w {
+            Twiddles8::Contiguous(w) => load(w.as_ptr()),
+            Twiddles8::Strided {
+                table,
+                m,
+                stride,
+                first,
+                inverse,
+            } => {
+                let lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+                let e = _mm512_mullo_epi64(
+                    _mm512_add_epi64(splat(first as u64), lane),
+                    splat(stride as u64),
+                );
+                let nonzero = _mm512_test_epi64_mask(e, e);
+                let index = if inverse {
+                    // -omega^(m/2 - e) for e ≠ 0, omega^0 for e = 0.
+                    _mm512_maskz_sub_epi64(nonzero, splat((m / 2) as u64), e)
+                } else {
+                    e
+                };
+                let base = table.as_ptr() as *const i64;
+                let offset = _mm512_slli_epi64::<2>(index);
+                let limbs = [
+                    _mm512_i64gather_epi64::<8>(offset, base),
+                    _mm512_i64gather_epi64::<8>(offset, base.add(1)),
+                    _mm512_i64gather_epi64::<8>(offset, base.add(2)),
+                    _mm512_i64gather_epi64::<8>(offset, base.add(3)),
+                ];
+                let w = split(limbs);
+                if inverse {
+                    negate_in(w, nonzero)
+                } else {
+                    w
+                }
+            }
+        }
+    }
+
+    /// (x + w·y, x − w·y).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    unsafe fn dit(x: Lanes, y: Lanes, w: Lanes) -> (Lanes, Lanes) {
+        let t = mont_mul(y, w);
+        (add(x, t), sub(x, t))
+    }
+
+    /// (x + y, (x − y)·w).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    unsafe fn dif(x: Lanes, y: Lanes, w: Lanes) -> (Lanes, Lanes) {
+        (add(x, y), mont_mul(sub(x, y), w))
+    }
+
+    /// See `Ifma::dit8`.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) unsafe fn dit8(x: *mut Scalar, y: *mut Scalar, w: Twiddles8) {
+        let (a, b) = dit(load(x), load(y), load_w(w));
+        store(x, a);
+        store(y, b);
+    }
+
+    /// See `Ifma::dif8`.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) unsafe fn dif8(x: *mut Scalar, y: *mut Scalar, w: Twiddles8) {
+        let (a, b) = dif(load(x), load(y), load_w(w));
+        store(x, a);
+        store(y, b);
+    }
+
+    /// See `Ifma::radix4_8`.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) unsafe fn radix4_8(dit_first: bool, q: [*mut Scalar; 4], w: [Twiddles8; 3]) {
+        let [mut x0, mut x1, mut x2, mut x3] = [load(q[0]), load(q[1]), load(q[2]), load(q[3])];
+        let [w_small, w_a, w_b] = [load_w(w[0]), load_w(w[1]), load_w(w[2])];
+        if dit_first {
+            (x0, x1) = dit(x0, x1, w_small);
+            (x2, x3) = dit(x2, x3, w_small);
+            (x0, x2) = dit(x0, x2, w_a);
+            (x1, x3) = dit(x1, x3, w_b);
+        } else {
+            (x0, x2) = dif(x0, x2, w_a);
+            (x1, x3) = dif(x1, x3, w_b);
+            (x0, x1) = dif(x0, x1, w_small);
+            (x2, x3) = dif(x2, x3, w_small);
+        }
+        for (p, v) in q.into_iter().zip([x0, x1, x2, x3]) {
+            store(p, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::{Field, PrimeField};
+    use rand_chacha::rand_core::SeedableRng;
+
+    /// Random scalars with the edge values mixed in: 0, 1, -1, and r - 2^k.
+    fn scalars(rng: &mut impl rand::RngCore, n: usize) -> Vec<Scalar> {
+        let mut v: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
+        let edges = [Scalar::ZERO, Scalar::ONE, -Scalar::ONE, -Scalar::from(1u64 << 52)];
+        for (k, e) in edges.into_iter().enumerate() {
+            v[k * 3 % n] = e;
+        }
+        v
+    }
+
+    #[test]
+    fn eight_lane_arithmetic_equals_blst() {
+        let Some(ifma) = Ifma::detect() else {
+            eprintln!("no AVX-512 IFMA on this CPU: the vector arithmetic is not used here");
+            return;
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..200 {
+            let x = scalars(&mut rng, LANES);
+            let y = scalars(&mut rng, LANES);
+            let w = scalars(&mut rng, LANES);
+            let scaled: Vec<Scalar> = w.iter().map(|w| scaled_twiddle(*w)).collect();
+
+            let products = ifma.mul8(&x, &scaled);
+            for k in 0..LANES {
+                assert_eq!(products[k], x[k] * w[k], "product, lane {k}");
+            }
+
+            let (mut xd, mut yd) = (x.clone(), y.clone());
+            ifma.dit8(&mut xd, &mut yd, Twiddles8::Contiguous(&scaled));
+            let (mut xf, mut yf) = (x.clone(), y.clone());
+            ifma.dif8(&mut xf, &mut yf, Twiddles8::Contiguous(&scaled));
+            for k in 0..LANES {
+                let t = y[k] * w[k];
+                assert_eq!((xd[k], yd[k]), (x[k] + t, x[k] - t), "dit, lane {k}");
+                assert_eq!(
+                    (xf[k], yf[k]),
+                    (x[k] + y[k], (x[k] - y[k]) * w[k]),
+                    "dif, lane {k}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn strided_twiddles_are_the_table_entries_and_their_inverses() {
+        let Some(ifma) = Ifma::detect() else {
+            return;
+        };
+        let m = 1usize << 10;
+        let mut omega = Scalar::ROOT_OF_UNITY;
+        for _ in 10..Scalar::S {
+            omega = omega.square();
+        }
+        let powers: Vec<Scalar> = (0..m / 2)
+            .map(|j| omega.pow_vartime([j as u64]))
+            .collect();
+        let table: Vec<Scalar> = powers.iter().map(|p| scaled_twiddle(*p)).collect();
+        let ones = vec![Scalar::ONE; LANES];
+        for (stride, first) in [(1usize, 0usize), (4, 3), (32, 8), (1, m / 2 - 8)] {
+            for inverse in [false, true] {
+                let (mut x, mut y) = (vec![Scalar::ZERO; LANES], ones.clone());
+                let w = Twiddles8::Strided {
+                    table: &table,
+                    m,
+                    stride,
+                    first,
+                    inverse,
+                };
+                ifma.dit8(&mut x, &mut y, w);
+                for k in 0..LANES {
+                    let e = ((first + k) * stride) as u64;
+                    let want = omega.pow_vartime([e]);
+                    let want = if inverse { want.invert().unwrap() } else { want };
+                    assert_eq!(x[k], want, "stride {stride} first {first} lane {k} {inverse}");
+                }
+            }
+        }
+    }
+}
