@@ -64,21 +64,27 @@ fn quotient_case(name: &str, log: u32, runs: usize) {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(log as u64);
     let domain = Domain::for_size(1 << log).unwrap();
     let vectors: Vec<Vec<Scalar>> = (0..3)
-        .map(|_| (0..domain.size()).map(|_| Scalar::random(&mut rng)).collect())
+        .map(|_| {
+            (0..domain.size())
+                .map(|_| Scalar::random(&mut rng))
+                .collect()
+        })
         .collect();
     let quotient = |domain: &Domain| {
         let [mut a, mut b, mut c]: [Vec<Scalar>; 3] = vectors.clone().try_into().unwrap();
         for v in [&mut a, &mut b, &mut c] {
             domain.coset_evaluations(v);
         }
-        for ((a, b), c) in a.iter_mut().zip(&b).zip(&c) {
-            *a = *a * b - c;
-        }
+        domain.mul_sub(&mut a, &b, &c);
         domain.coefficients_from_coset(&mut a, domain.z_on_coset_inv());
         a
     };
     let scalar = domain.clone().with_scalar_arithmetic();
-    assert_eq!(quotient(&domain), quotient(&scalar), "{name}: quotients differ");
+    assert_eq!(
+        quotient(&domain),
+        quotient(&scalar),
+        "{name}: quotients differ"
+    );
     let (o, b) = interleaved(
         runs,
         || {

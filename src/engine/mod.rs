@@ -520,7 +520,7 @@ impl Engine {
         if st.closed {
             return Err(EngineError::Closed);
         }
-        if !st.jobs.get(&id).is_some_and(|j| !j.released) {
+        if st.jobs.get(&id).is_none_or(|j| j.released) {
             return Err(EngineError::UnknownJob(id.0));
         }
         st.finish(id, Err(EngineError::Cancelled));

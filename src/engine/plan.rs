@@ -847,7 +847,7 @@ fn pipeline_mix_ms(items: &[PlanItem], lane_ms: &[f64], workers: usize, sets: us
         .iter()
         .zip(lane_ms)
         .filter(|(i, _)| i.class != Priority::Critical)
-        .flat_map(|(i, &lane)| std::iter::repeat((i.synth_ms, lane)).take(i.partitions))
+        .flat_map(|(i, &lane)| std::iter::repeat_n((i.synth_ms, lane), i.partitions))
         .collect();
     let n = partitions.len();
     if n == 0 || workers == 0 || sets == 0 {

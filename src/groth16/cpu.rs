@@ -82,11 +82,7 @@ pub fn quotient_coefficients(
         v.resize(m, Scalar::from(0u64));
         domain.coset_evaluations(v);
     }
-    use rayon::prelude::*;
-    a.par_iter_mut()
-        .zip(b.par_iter())
-        .zip(c.par_iter())
-        .for_each(|((a, b), c)| *a = *a * b - c);
+    domain.mul_sub(a, b, c);
     domain.coefficients_from_coset(a, domain.z_on_coset_inv());
     to_canonical(&a[..m - 1])
 }

@@ -29,7 +29,7 @@ impl Density {
     /// Appends one unset bit (a newly allocated variable).
     #[inline]
     pub fn push_unset(&mut self) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;
@@ -127,7 +127,7 @@ impl Density {
         if words.len() != len.div_ceil(64) {
             return None;
         }
-        if len % 64 != 0 && words.last().is_some_and(|w| w >> (len % 64) != 0) {
+        if !len.is_multiple_of(64) && words.last().is_some_and(|w| w >> (len % 64) != 0) {
             return None;
         }
         let ones = words.iter().map(|w| w.count_ones() as usize).sum();

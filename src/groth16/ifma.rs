@@ -28,70 +28,79 @@ pub fn scaled_twiddle(w: Scalar) -> Scalar {
 #[derive(Clone, Copy, Debug)]
 pub struct Ifma(());
 
-/// Where the eight twiddles of a vector butterfly come from.
-#[derive(Clone, Copy)]
-pub enum Twiddles8<'a> {
-    /// Eight consecutive entries, scaled.
-    Contiguous(&'a [Scalar]),
-    /// omega^(e_k) for e_k = (first + k)·stride, k < 8, from `table` (omega^j·2^4 for j <
-    /// m/2); with `inverse` the inverse twiddle, -table[m/2 - e_k] (table[0] when e_k = 0).
-    Strided {
-        table: &'a [Scalar],
-        m: usize,
-        stride: usize,
-        first: usize,
-        inverse: bool,
-    },
-}
-
 impl Ifma {
     /// An [`Ifma`] if this CPU has the instructions (and `CUZK_NO_IFMA` is not set, which
     /// forces blst's scalar arithmetic); checked once.
     pub fn detect() -> Option<Self> {
         static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let yes = *DETECTED.get_or_init(|| {
-            std::env::var_os("CUZK_NO_IFMA").is_none() && cpu_has_ifma()
-        });
+        let yes =
+            *DETECTED.get_or_init(|| std::env::var_os("CUZK_NO_IFMA").is_none() && cpu_has_ifma());
         yes.then_some(Self(()))
     }
 
     /// Decimation-in-time butterflies on eight pairs: (x + w·y, x − w·y).
-    pub fn dit8(self, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8) {
-        check8(x, y, &w);
+    pub fn dit8(self, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]) {
+        check8(x, y, w);
         // SAFETY: `self` exists only where the CPU has the features; the slices hold 8
-        // scalars each (checked), and a Strided source's indices are checked in `load_w`.
+        // scalars each (checked).
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            x86::dit8(x.as_mut_ptr(), y.as_mut_ptr(), w)
+            x86::dit8(x.as_mut_ptr(), y.as_mut_ptr(), w.as_ptr())
         }
     }
 
     /// Decimation-in-frequency butterflies on eight pairs: (x + y, (x − y)·w).
-    pub fn dif8(self, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8) {
-        check8(x, y, &w);
+    pub fn dif8(self, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]) {
+        check8(x, y, w);
         // SAFETY: as in `dit8`.
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            x86::dif8(x.as_mut_ptr(), y.as_mut_ptr(), w)
+            x86::dif8(x.as_mut_ptr(), y.as_mut_ptr(), w.as_ptr())
         }
     }
 
-    /// Two radix-2 stages over eight quadruples (q0[k], q1[k], q2[k], q3[k]) at once: the
-    /// stage pairing (q0, q1) and (q2, q3) with `w_small`, and the one pairing (q0, q2) with
-    /// `w_a` and (q1, q3) with `w_b`; the small one first for DIT, last for DIF.
-    pub fn radix4_8(self, dit: bool, q: [&mut [Scalar]; 4], w: [Twiddles8; 3]) {
-        let [q0, q1, q2, q3] = q;
-        check8(q0, q1, &w[0]);
-        check8(q2, q3, &w[1]);
-        check8(q0, q0, &w[2]);
-        // SAFETY: as in `dit8`; every slice holds 8 scalars and every source was checked.
+    /// The three radix-2 stages of half 1, 2 and 4 (in that order for DIT, the reverse for
+    /// DIF) over two groups of eight scalars, `v` (16 scalars). `w` holds each stage's
+    /// twiddles as the lanes need them ([`small_stage_twiddles`]).
+    pub fn small_stages16(self, dit: bool, v: &mut [Scalar], w: &[Scalar; 3 * LANES]) {
+        assert_eq!(v.len(), 2 * LANES, "two groups of eight scalars");
+        // SAFETY: the CPU has the features (`self` exists); 16 scalars (checked), 24 twiddles.
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            x86::radix4_8(
-                dit,
-                [q0.as_mut_ptr(), q1.as_mut_ptr(), q2.as_mut_ptr(), q3.as_mut_ptr()],
-                w,
-            )
+            x86::small_stages16(dit, v.as_mut_ptr(), w.as_ptr())
+        }
+    }
+
+    /// x[k] ← x[k]·a[k]·b for eight scalars, `a` and `b` scaled as twiddles.
+    pub fn scale8(self, x: &mut [Scalar], a: &[Scalar], b: Scalar) {
+        assert!(x.len() == LANES && a.len() == LANES, "eight scalars");
+        // SAFETY: the CPU has the features (`self` exists); 8 scalars each (checked).
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            x86::scale8(x.as_mut_ptr(), a.as_ptr(), b)
+        }
+    }
+
+    /// out[k] ← a[k]·b for eight scalars, all scaled as twiddles (so is the product).
+    pub fn mul_scaled8(self, out: &mut [Scalar], a: &[Scalar], b: Scalar) {
+        assert!(out.len() == LANES && a.len() == LANES, "eight scalars");
+        // SAFETY: the CPU has the features (`self` exists); 8 scalars each (checked).
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            x86::mul_scaled8(out.as_mut_ptr(), a.as_ptr(), b)
+        }
+    }
+
+    /// a[k] ← a[k]·b[k] − c[k] for eight scalars (none scaled).
+    pub fn mul_sub8(self, a: &mut [Scalar], b: &[Scalar], c: &[Scalar]) {
+        assert!(
+            a.len() == LANES && b.len() == LANES && c.len() == LANES,
+            "eight scalars"
+        );
+        // SAFETY: as in `scale8`.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            x86::mul_sub8(a.as_mut_ptr(), b.as_ptr(), c.as_ptr())
         }
     }
 
@@ -101,36 +110,51 @@ impl Ifma {
         let mut zero = vec![Scalar::from(0u64); LANES];
         let mut out = x.to_vec();
         // x' = 0 + w·y, then y' = 0 - w·y: read the product off x'.
-        self.dit8(&mut zero, &mut out, Twiddles8::Contiguous(y_scaled));
+        self.dit8(&mut zero, &mut out, y_scaled);
         zero
     }
 }
 
-fn check8(x: &[Scalar], y: &[Scalar], w: &Twiddles8) {
-    assert!(x.len() == LANES && y.len() == LANES, "eight scalars a side");
-    match *w {
-        Twiddles8::Contiguous(w) => assert_eq!(w.len(), LANES, "eight twiddles"),
-        Twiddles8::Strided {
-            table,
-            m,
-            stride,
-            first,
-            ..
-        } => {
-            let last = (first + LANES - 1)
-                .checked_mul(stride)
-                .expect("twiddle index");
-            assert!(
-                last < m / 2 && table.len() == m / 2,
-                "twiddle index in the table"
-            );
+/// The twiddles [`Ifma::small_stages16`] reads, from a stage's twiddles `w(h, j)` (half h,
+/// butterfly j < h), scaled: for half h (1, 2, 4) eight lanes, lane k pairing the k-th scalar
+/// of the two groups whose bit h is clear with the one h above it, so j = (its position) mod h.
+pub fn small_stage_twiddles(w: impl Fn(usize, usize) -> Scalar) -> [Scalar; 3 * LANES] {
+    let mut out = [Scalar::from(0u64); 3 * LANES];
+    for (stage, h) in [1usize, 2, 4].into_iter().enumerate() {
+        for (k, position) in x_positions(h).into_iter().enumerate() {
+            out[stage * LANES + k] = scaled_twiddle(w(h, position % h));
         }
     }
+    out
+}
+
+/// The positions in a group of eight whose bit h is clear, in order, for both groups: lane
+/// k < 4 takes the first group's k-th, lane k >= 4 the second's.
+const fn x_positions(h: usize) -> [usize; LANES] {
+    let mut out = [0; LANES];
+    let (mut p, mut k) = (0, 0);
+    while p < LANES {
+        if p & h == 0 {
+            out[k] = p;
+            out[k + 4] = p;
+            k += 1;
+        }
+        p += 1;
+    }
+    out
+}
+
+fn check8(x: &[Scalar], y: &[Scalar], w: &[Scalar]) {
+    assert!(
+        x.len() == LANES && y.len() == LANES && w.len() == LANES,
+        "eight scalars a side and eight twiddles"
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
 fn cpu_has_ifma() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512ifma")
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512ifma")
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -138,13 +162,13 @@ fn cpu_has_ifma() -> bool {
     false
 }
 
+// The limb loops index several limb arrays in step; iterators would hide that.
+#[allow(clippy::needless_range_loop)]
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
 
     use blstrs::Scalar;
-
-    use super::Twiddles8;
 
     const MASK52: u64 = (1 << 52) - 1;
 
@@ -177,6 +201,33 @@ mod x86 {
             ((a[2] >> 28) | (a[3] << 36)) & MASK52,
             a[3] >> 16,
         ]
+    }
+
+    /// 2^8 in blst's form (2^264 mod r), 64-bit limbs.
+    const SIXTEEN_SQUARED: [u64; 4] = [
+        0x0000_0234_ffff_fdcb,
+        0x2e75_0561_039e_f635,
+        0xf156_3642_bdce_3c3e,
+        0x247d_b575_276a_7fa6,
+    ];
+
+    /// A scalar's 64-bit limbs in blst's form (`Scalar` is `blst_fr`, transparently).
+    fn limbs_of(s: &Scalar) -> &[u64; 4] {
+        // SAFETY: `Scalar` is `#[repr(transparent)]` over `blst_fr`, a `#[repr(C)]` struct of
+        // one `[u64; 4]`.
+        unsafe { &*(s as *const Scalar as *const [u64; 4]) }
+    }
+
+    /// One scalar (64-bit limbs) in every lane.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn broadcast(limbs: &[u64; 4]) -> Lanes {
+        split([
+            splat(limbs[0]),
+            splat(limbs[1]),
+            splat(limbs[2]),
+            splat(limbs[3]),
+        ])
     }
 
     /// Eight scalars, limb k of lane j in `.0[k]` (52 bits each).
@@ -350,22 +401,6 @@ mod x86 {
         Lanes(out)
     }
 
-    /// r − a where a ≠ 0 and the lane is in `lanes`; a elsewhere.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn negate_in(a: Lanes, lanes: __mmask8) -> Lanes {
-        let m = splat(MASK52);
-        let r = modulus();
-        let mut out = a.0;
-        let mut borrow = _mm512_setzero_si512();
-        for k in 0..5 {
-            let x = _mm512_sub_epi64(_mm512_sub_epi64(r[k], a.0[k]), borrow);
-            borrow = _mm512_srli_epi64::<63>(x);
-            out[k] = _mm512_mask_blend_epi64(lanes, a.0[k], _mm512_and_si512(x, m));
-        }
-        Lanes(out)
-    }
-
     /// Montgomery product a·b·2^-260 mod r, reduced below r (a, b < r).
     #[inline]
     #[target_feature(enable = "avx512f,avx512ifma")]
@@ -401,49 +436,6 @@ mod x86 {
         reduce_once(out)
     }
 
-    /// The twiddles of `w` as lanes.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn load_w(w: Twiddles8) -> Lanes {
-        match w {
-            Twiddles8::Contiguous(w) => load(w.as_ptr()),
-            Twiddles8::Strided {
-                table,
-                m,
-                stride,
-                first,
-                inverse,
-            } => {
-                let lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-                let e = _mm512_mullo_epi64(
-                    _mm512_add_epi64(splat(first as u64), lane),
-                    splat(stride as u64),
-                );
-                let nonzero = _mm512_test_epi64_mask(e, e);
-                let index = if inverse {
-                    // -omega^(m/2 - e) for e ≠ 0, omega^0 for e = 0.
-                    _mm512_maskz_sub_epi64(nonzero, splat((m / 2) as u64), e)
-                } else {
-                    e
-                };
-                let base = table.as_ptr() as *const i64;
-                let offset = _mm512_slli_epi64::<2>(index);
-                let limbs = [
-                    _mm512_i64gather_epi64::<8>(offset, base),
-                    _mm512_i64gather_epi64::<8>(offset, base.add(1)),
-                    _mm512_i64gather_epi64::<8>(offset, base.add(2)),
-                    _mm512_i64gather_epi64::<8>(offset, base.add(3)),
-                ];
-                let w = split(limbs);
-                if inverse {
-                    negate_in(w, nonzero)
-                } else {
-                    w
-                }
-            }
-        }
-    }
-
     /// (x + w·y, x − w·y).
     #[inline]
     #[target_feature(enable = "avx512f,avx512ifma")]
@@ -461,52 +453,117 @@ mod x86 {
 
     /// See `Ifma::dit8`.
     #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) unsafe fn dit8(x: *mut Scalar, y: *mut Scalar, w: Twiddles8) {
-        let (a, b) = dit(load(x), load(y), load_w(w));
+    pub(super) unsafe fn dit8(x: *mut Scalar, y: *mut Scalar, w: *const Scalar) {
+        let (a, b) = dit(load(x), load(y), load(w));
         store(x, a);
         store(y, b);
     }
 
     /// See `Ifma::dif8`.
     #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) unsafe fn dif8(x: *mut Scalar, y: *mut Scalar, w: Twiddles8) {
-        let (a, b) = dif(load(x), load(y), load_w(w));
+    pub(super) unsafe fn dif8(x: *mut Scalar, y: *mut Scalar, w: *const Scalar) {
+        let (a, b) = dif(load(x), load(y), load(w));
         store(x, a);
         store(y, b);
     }
 
-    /// See `Ifma::radix4_8`.
+    /// Each limb vector of `a` and `b` through `_mm512_permutex2var_epi64` with `idx`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn permute(a: Lanes, idx: __m512i, b: Lanes) -> Lanes {
+        let mut out = a.0;
+        for k in 0..5 {
+            out[k] = _mm512_permutex2var_epi64(a.0[k], idx, b.0[k]);
+        }
+        Lanes(out)
+    }
+
+    /// `_mm512_permutex2var_epi64` indices for the stage of half 2^stage: gathering the pairs'
+    /// first scalars of groups A and B (lanes of A are 0..8, of B 8..16), their second ones,
+    /// and putting the stage's results back into A and B (first halves 0..8, second 8..16).
+    const SMALL_STAGE_INDICES: [[[i64; 8]; 4]; 3] = {
+        let mut out = [[[0i64; 8]; 4]; 3];
+        let mut stage = 0;
+        while stage < 3 {
+            let h = 1 << stage;
+            let xs = super::x_positions(h);
+            let mut k = 0;
+            while k < 8 {
+                let group = if k < 4 { 0 } else { 8 };
+                out[stage][0][k] = (group + xs[k]) as i64;
+                out[stage][1][k] = (group + xs[k] + h) as i64;
+                out[stage][2 + k / 4][xs[k]] = k as i64;
+                out[stage][2 + k / 4][xs[k] + h] = (k + 8) as i64;
+                k += 1;
+            }
+            stage += 1;
+        }
+        out
+    };
+
+    /// See `Ifma::small_stages16`.
     #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) unsafe fn radix4_8(dit_first: bool, q: [*mut Scalar; 4], w: [Twiddles8; 3]) {
-        let [mut x0, mut x1, mut x2, mut x3] = [load(q[0]), load(q[1]), load(q[2]), load(q[3])];
-        let [w_small, w_a, w_b] = [load_w(w[0]), load_w(w[1]), load_w(w[2])];
-        if dit_first {
-            (x0, x1) = dit(x0, x1, w_small);
-            (x2, x3) = dit(x2, x3, w_small);
-            (x0, x2) = dit(x0, x2, w_a);
-            (x1, x3) = dit(x1, x3, w_b);
-        } else {
-            (x0, x2) = dif(x0, x2, w_a);
-            (x1, x3) = dif(x1, x3, w_b);
-            (x0, x1) = dif(x0, x1, w_small);
-            (x2, x3) = dif(x2, x3, w_small);
+    pub(super) unsafe fn small_stages16(dit_order: bool, v: *mut Scalar, w: *const Scalar) {
+        let (mut a, mut b) = (load(v), load(v.add(8)));
+        let order = if dit_order { [0, 1, 2] } else { [2, 1, 0] };
+        for stage in order {
+            let h = 1 << stage;
+            let [gx, gy, back_a, back_b] = SMALL_STAGE_INDICES[stage]
+                .map(|idx| _mm512_loadu_si512(idx.as_ptr() as *const __m512i));
+            let (x, y) = (permute(a, gx, b), permute(a, gy, b));
+            let (x, y) = if h == 1 {
+                // Every twiddle of the half-1 stage is 1.
+                (add(x, y), sub(x, y))
+            } else if dit_order {
+                dit(x, y, load(w.add(stage * 8)))
+            } else {
+                dif(x, y, load(w.add(stage * 8)))
+            };
+            (a, b) = (permute(x, back_a, y), permute(x, back_b, y));
         }
-        for (p, v) in q.into_iter().zip([x0, x1, x2, x3]) {
-            store(p, v);
-        }
+        store(v, a);
+        store(v.add(8), b);
+    }
+
+    /// See `Ifma::scale8`.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) unsafe fn scale8(x: *mut Scalar, a: *const Scalar, b: Scalar) {
+        let b = broadcast(limbs_of(&b));
+        let f = mont_mul(load(a), b);
+        store(x, mont_mul(load(x), f));
+    }
+
+    /// See `Ifma::mul_scaled8`.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) unsafe fn mul_scaled8(out: *mut Scalar, a: *const Scalar, b: Scalar) {
+        // (a·2^260)(b·2^260)·2^-260 = ab·2^260, as integers.
+        store(out, mont_mul(load(a), broadcast(limbs_of(&b))));
+    }
+
+    /// See `Ifma::mul_sub8`.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) unsafe fn mul_sub8(a: *mut Scalar, b: *const Scalar, c: *const Scalar) {
+        // a·b·2^-260 is ab/2^4 in blst's form; times 2^8 (its form 2^264) it is ab.
+        let ab = mont_mul(mont_mul(load(a), load(b)), broadcast(&SIXTEEN_SQUARED));
+        store(a, sub(ab, load(c)));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ff::{Field, PrimeField};
+    use ff::Field;
     use rand_chacha::rand_core::SeedableRng;
 
     /// Random scalars with the edge values mixed in: 0, 1, -1, and r - 2^k.
     fn scalars(rng: &mut impl rand::RngCore, n: usize) -> Vec<Scalar> {
         let mut v: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
-        let edges = [Scalar::ZERO, Scalar::ONE, -Scalar::ONE, -Scalar::from(1u64 << 52)];
+        let edges = [
+            Scalar::ZERO,
+            Scalar::ONE,
+            -Scalar::ONE,
+            -Scalar::from(1u64 << 52),
+        ];
         for (k, e) in edges.into_iter().enumerate() {
             v[k * 3 % n] = e;
         }
@@ -531,10 +588,28 @@ mod tests {
                 assert_eq!(products[k], x[k] * w[k], "product, lane {k}");
             }
 
+            let mut product = vec![Scalar::ZERO; LANES];
+            ifma.mul_scaled8(&mut product, &scaled, scaled[5]);
+            for k in 0..LANES {
+                assert_eq!(
+                    product[k],
+                    scaled_twiddle(w[k] * w[5]),
+                    "scaled product {k}"
+                );
+            }
+            let mut scaled_x = x.clone();
+            ifma.scale8(&mut scaled_x, &scaled, scaled[3]);
+            let mut fused = x.clone();
+            ifma.mul_sub8(&mut fused, &y, &w);
+            for k in 0..LANES {
+                assert_eq!(scaled_x[k], x[k] * w[k] * w[3], "scale, lane {k}");
+                assert_eq!(fused[k], x[k] * y[k] - w[k], "a·b − c, lane {k}");
+            }
+
             let (mut xd, mut yd) = (x.clone(), y.clone());
-            ifma.dit8(&mut xd, &mut yd, Twiddles8::Contiguous(&scaled));
+            ifma.dit8(&mut xd, &mut yd, &scaled);
             let (mut xf, mut yf) = (x.clone(), y.clone());
-            ifma.dif8(&mut xf, &mut yf, Twiddles8::Contiguous(&scaled));
+            ifma.dif8(&mut xf, &mut yf, &scaled);
             for k in 0..LANES {
                 let t = y[k] * w[k];
                 assert_eq!((xd[k], yd[k]), (x[k] + t, x[k] - t), "dit, lane {k}");
@@ -543,42 +618,6 @@ mod tests {
                     (x[k] + y[k], (x[k] - y[k]) * w[k]),
                     "dif, lane {k}"
                 );
-            }
-        }
-    }
-
-    #[test]
-    fn strided_twiddles_are_the_table_entries_and_their_inverses() {
-        let Some(ifma) = Ifma::detect() else {
-            return;
-        };
-        let m = 1usize << 10;
-        let mut omega = Scalar::ROOT_OF_UNITY;
-        for _ in 10..Scalar::S {
-            omega = omega.square();
-        }
-        let powers: Vec<Scalar> = (0..m / 2)
-            .map(|j| omega.pow_vartime([j as u64]))
-            .collect();
-        let table: Vec<Scalar> = powers.iter().map(|p| scaled_twiddle(*p)).collect();
-        let ones = vec![Scalar::ONE; LANES];
-        for (stride, first) in [(1usize, 0usize), (4, 3), (32, 8), (1, m / 2 - 8)] {
-            for inverse in [false, true] {
-                let (mut x, mut y) = (vec![Scalar::ZERO; LANES], ones.clone());
-                let w = Twiddles8::Strided {
-                    table: &table,
-                    m,
-                    stride,
-                    first,
-                    inverse,
-                };
-                ifma.dit8(&mut x, &mut y, w);
-                for k in 0..LANES {
-                    let e = ((first + k) * stride) as u64;
-                    let want = omega.pow_vartime([e]);
-                    let want = if inverse { want.invert().unwrap() } else { want };
-                    assert_eq!(x[k], want, "stride {stride} first {first} lane {k} {inverse}");
-                }
             }
         }
     }

@@ -25,7 +25,7 @@ use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
 use super::error::{Groth16Error, Result};
-use super::ifma::{scaled_twiddle, Ifma, Twiddles8, LANES};
+use super::ifma::{scaled_twiddle, small_stage_twiddles, Ifma, LANES};
 
 /// Scalars per cache block: the stages with butterflies inside such a block run in one pass.
 const BLOCK: usize = 1 << 13;
@@ -45,6 +45,8 @@ pub struct Domain {
     twiddles: OnceLock<Vec<Scalar>>,
     /// The vector arithmetic, where the CPU has it.
     ifma: Option<Ifma>,
+    /// Log of the rows of a tile of the stages above a block ([`tiled_pass`]).
+    tile_rows_log: u32,
 }
 
 impl Domain {
@@ -66,6 +68,7 @@ impl Domain {
             m_inv: invert(Scalar::from(m as u64)),
             twiddles: OnceLock::new(),
             ifma: Ifma::detect(),
+            tile_rows_log: TILE_ROWS_LOG,
         })
     }
 
@@ -75,6 +78,44 @@ impl Domain {
         Self {
             twiddles: OnceLock::new(),
             ifma: None,
+            ..self
+        }
+    }
+
+    /// a[i] ← a[i]·b[i] − c[i]: the quotient's numerator on the coset, in parallel.
+    pub fn mul_sub(&self, a: &mut [Scalar], b: &[Scalar], c: &[Scalar]) {
+        assert!(
+            a.len() == b.len() && a.len() == c.len(),
+            "three vectors alike"
+        );
+        let chunks = a
+            .par_chunks_mut(TASK)
+            .zip(b.par_chunks(TASK))
+            .zip(c.par_chunks(TASK));
+        chunks.for_each(|((a, b), c)| {
+            let whole = match self.ifma {
+                Some(ifma) => {
+                    let lanes = (a.chunks_exact_mut(LANES))
+                        .zip(b.chunks_exact(LANES))
+                        .zip(c.chunks_exact(LANES));
+                    for ((a, b), c) in lanes {
+                        ifma.mul_sub8(a, b, c);
+                    }
+                    a.len() / LANES * LANES
+                }
+                None => 0,
+            };
+            for ((a, b), c) in a[whole..].iter_mut().zip(&b[whole..]).zip(&c[whole..]) {
+                *a = *a * b - c;
+            }
+        });
+    }
+
+    /// The same domain with tiles of 2^k rows above a block (more passes; for tests).
+    #[cfg(test)]
+    fn with_tile_rows_log(self, k: u32) -> Self {
+        Self {
+            tile_rows_log: k,
             ..self
         }
     }
@@ -176,12 +217,18 @@ impl Domain {
         let block = BLOCK.min(m);
         let local = tw.block_table::<INVERSE>(block);
         v.par_chunks_mut(block).for_each(|b| {
-            let mut half = 1;
+            let mut half = if local.small_stages(b, Dit) { LANES } else { 1 };
             while half < block {
                 local.stage(b, half, Dit);
                 half *= 2;
             }
         });
+        if let Some(ifma) = tw.ifma {
+            for (h0, rows_log) in upper_passes(block, m, self.tile_rows_log) {
+                tiled_pass::<INVERSE, _>(v, h0, rows_log, &tw, ifma, Dit);
+            }
+            return;
+        }
         let mut half = block;
         while half < m {
             if 4 * half <= m {
@@ -205,8 +252,17 @@ impl Domain {
         }
         let tw = self.twiddles();
         let block = BLOCK.min(m);
+        let upper = match tw.ifma {
+            Some(ifma) => {
+                for (h0, rows_log) in upper_passes(block, m, self.tile_rows_log).into_iter().rev() {
+                    tiled_pass::<INVERSE, _>(v, h0, rows_log, &tw, ifma, Dif);
+                }
+                0
+            }
+            None => m / 2,
+        };
         // The stages above the block, largest first, two at a time while at least two remain.
-        let mut half = m / 2;
+        let mut half = upper;
         while half >= block {
             if half / 2 >= block {
                 v.par_chunks_mut(2 * half)
@@ -222,6 +278,9 @@ impl Domain {
         v.par_chunks_mut(block).for_each(|b| {
             let mut half = block / 2;
             while half >= 1 {
+                if half < LANES && local.small_stages(b, Dif) {
+                    break;
+                }
                 local.stage(b, half, Dif);
                 half /= 2;
             }
@@ -241,8 +300,24 @@ impl Domain {
                 .map(|i| first * natural[reverse(i, bits)])
                 .collect()
         };
-        let lo_table = reversed_powers(x.pow_vartime([1u64 << hi_bits]), lo_bits, k);
-        let hi_table = reversed_powers(x, hi_bits, Scalar::ONE);
+        let mut lo_table = reversed_powers(x.pow_vartime([1u64 << hi_bits]), lo_bits, k);
+        let mut hi_table = reversed_powers(x, hi_bits, Scalar::ONE);
+        if let Some(ifma) = self.ifma.filter(|_| lo_table.len() >= LANES) {
+            for w in lo_table.iter_mut().chain(&mut hi_table) {
+                *w = scaled_twiddle(*w);
+            }
+            v.par_chunks_mut(1 << lo_bits)
+                .zip(hi_table.par_iter())
+                .for_each(|(row, hi)| {
+                    for (s, lo) in row
+                        .chunks_exact_mut(LANES)
+                        .zip(lo_table.chunks_exact(LANES))
+                    {
+                        ifma.scale8(s, lo, *hi);
+                    }
+                });
+            return;
+        }
         v.par_chunks_mut(1 << lo_bits)
             .zip(hi_table.par_iter())
             .for_each(|(row, hi)| {
@@ -280,18 +355,6 @@ impl Twiddles<'_> {
         }
     }
 
-    /// The eight twiddles of butterflies `first..first + 8` of a stage with `stride`, for
-    /// the vector arithmetic.
-    fn strided<const INVERSE: bool>(&self, stride: usize, first: usize) -> Twiddles8<'_> {
-        Twiddles8::Strided {
-            table: self.table,
-            m: self.m,
-            stride,
-            first,
-            inverse: INVERSE,
-        }
-    }
-
     /// The twiddles of the stages inside a block.
     fn block_table<const INVERSE: bool>(&self, block: usize) -> BlockTwiddles {
         let mut table = Vec::with_capacity(block.saturating_sub(1));
@@ -306,11 +369,21 @@ impl Twiddles<'_> {
         let small = table
             .iter()
             .take(LANES - 1)
-            .map(|w| if self.ifma.is_some() { *w * unscale } else { *w })
-            .collect();
+            .map(|w| {
+                if self.ifma.is_some() {
+                    *w * unscale
+                } else {
+                    *w
+                }
+            })
+            .collect::<Vec<_>>();
+        // (Read only for blocks of 16 and more, which have all seven.)
+        let small_lanes =
+            small_stage_twiddles(|h, j| small.get(h - 1 + j).copied().unwrap_or(Scalar::ONE));
         BlockTwiddles {
             table,
             small,
+            small_lanes,
             ifma: self.ifma,
         }
     }
@@ -322,10 +395,24 @@ struct BlockTwiddles {
     table: Vec<Scalar>,
     /// The stages of half below [`LANES`], unscaled: they run on scalars.
     small: Vec<Scalar>,
+    /// Those stages' twiddles for [`Ifma::small_stages16`].
+    small_lanes: [Scalar; 3 * LANES],
     ifma: Option<Ifma>,
 }
 
 impl BlockTwiddles {
+    /// The stages of half 1, 2 and 4 over a block on the vector arithmetic, where there is one
+    /// and the block holds whole pairs of groups of eight; whether they ran.
+    fn small_stages<B: Butterfly>(&self, block: &mut [Scalar], _bf: B) -> bool {
+        let Some(ifma) = self.ifma.filter(|_| block.len().is_multiple_of(2 * LANES)) else {
+            return false;
+        };
+        for v in block.chunks_exact_mut(2 * LANES) {
+            ifma.small_stages16(B::SMALL_HALF_FIRST, v, &self.small_lanes);
+        }
+        true
+    }
+
     /// One stage of half `half` over a block. Both butterflies are (x + y, x − y) at w = 1,
     /// so on scalars each group's first pair skips the multiplication.
     fn stage(&self, block: &mut [Scalar], half: usize, bf: impl Butterfly) {
@@ -340,7 +427,7 @@ impl BlockTwiddles {
                         .zip(hi.chunks_exact_mut(LANES))
                         .zip(w.chunks_exact(LANES))
                     {
-                        bf.apply8(ifma, x, y, Twiddles8::Contiguous(w));
+                        bf.apply8(ifma, x, y, w);
                     }
                 }
             }
@@ -362,7 +449,7 @@ trait Butterfly: Copy + Send + Sync {
     const SMALL_HALF_FIRST: bool;
     fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar);
     /// The same on eight pairs at once, the twiddles scaled for the vector arithmetic.
-    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8);
+    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]);
 }
 
 /// Decimation in time: (x + w·y, x − w·y).
@@ -376,7 +463,7 @@ impl Butterfly for Dit {
         let t = *y * w;
         (*x, *y) = (*x + t, *x - t);
     }
-    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8) {
+    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]) {
         ifma.dit8(x, y, w)
     }
 }
@@ -391,7 +478,7 @@ impl Butterfly for Dif {
     fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar) {
         (*x, *y) = (*x + *y, (*x - *y) * w);
     }
-    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: Twiddles8) {
+    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]) {
         ifma.dif8(x, y, w)
     }
 }
@@ -421,18 +508,6 @@ fn radix2<const INVERSE: bool>(
         .zip(hi.par_chunks_mut(TASK))
         .enumerate()
         .for_each(|(task, (lo, hi))| {
-            if let Some(ifma) = tw.ifma {
-                // The chunks are TASK long, a multiple of LANES (the stages above a block).
-                for (k, (x, y)) in lo
-                    .chunks_exact_mut(LANES)
-                    .zip(hi.chunks_exact_mut(LANES))
-                    .enumerate()
-                {
-                    let w = tw.strided::<INVERSE>(stride, task * TASK + k * LANES);
-                    bf.apply8(ifma, x, y, w);
-                }
-                return;
-            }
             for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
                 bf.apply(x, y, &tw.get::<INVERSE>(stride, task * TASK + k));
             }
@@ -452,29 +527,6 @@ fn radix4<const INVERSE: bool, B: Butterfly>(group: &mut [Scalar], h: usize, tw:
         .zip(q3.par_chunks_mut(TASK))
         .enumerate()
         .for_each(|(task, (((q0, q1), q2), q3))| {
-            if let Some(ifma) = tw.ifma {
-                // TASK-long chunks, a multiple of LANES (the stages above a block).
-                for k in (0..q0.len()).step_by(LANES) {
-                    let j = task * TASK + k;
-                    let w = [
-                        tw.strided::<INVERSE>(s2, j),
-                        tw.strided::<INVERSE>(s4, j),
-                        tw.strided::<INVERSE>(s4, j + h),
-                    ];
-                    let lanes = k..k + LANES;
-                    ifma.radix4_8(
-                        B::SMALL_HALF_FIRST,
-                        [
-                            &mut q0[lanes.clone()],
-                            &mut q1[lanes.clone()],
-                            &mut q2[lanes.clone()],
-                            &mut q3[lanes],
-                        ],
-                        w,
-                    );
-                }
-                return;
-            }
             for k in 0..q0.len() {
                 let j = task * TASK + k;
                 let w1 = tw.get::<INVERSE>(s2, j);
@@ -500,6 +552,121 @@ fn radix4<const INVERSE: bool, B: Butterfly>(group: &mut [Scalar], h: usize, tw:
                 [q0[k], q1[k], q2[k], q3[k]] = [x0, x1, x2, x3];
             }
         });
+}
+
+/// Rows of a tile in [`tiled_pass`] at most (2^10 rows of eight scalars: 256 KiB, in L2).
+const TILE_ROWS_LOG: u32 = 10;
+
+/// The passes that run the stages above a block (half `block` to m/2) on the vector
+/// arithmetic, smallest half first: each is (its smallest half h0, log of its stages).
+fn upper_passes(block: usize, m: usize, tile_rows_log: u32) -> Vec<(usize, u32)> {
+    let stages = (m / block).trailing_zeros();
+    let passes = stages.div_ceil(tile_rows_log);
+    let mut out = Vec::new();
+    let mut h0 = block;
+    for p in 0..passes {
+        // Spread the stages evenly over the passes.
+        let rows_log = stages * (p + 1) / passes - stages * p / passes;
+        out.push((h0, rows_log));
+        h0 <<= rows_log;
+    }
+    out
+}
+
+/// The stages of half h0, 2·h0, ..., h0·2^(rows_log−1) in one pass over memory, on the vector
+/// arithmetic. Such a stage pairs scalars h0·2^k apart, so the scalars at o + r·h0 for
+/// r < 2^rows_log (o below h0, plus a multiple of h0·2^rows_log) only meet each other: eight
+/// such columns side by side are copied into a tile that stays in cache, every stage runs on
+/// the tile's rows, and the tile is copied back. (Copied, not worked on in place: the rows are
+/// a power of two apart in memory and would all fall into the same cache sets.)
+fn tiled_pass<const INVERSE: bool, B: Butterfly>(
+    v: &mut [Scalar],
+    h0: usize,
+    rows_log: u32,
+    tw: &Twiddles,
+    ifma: Ifma,
+    bf: B,
+) {
+    let rows = 1usize << rows_log;
+    let span = h0 * rows;
+    let tiles_per_span = h0 / LANES;
+    let tiles = v.len() / span * tiles_per_span;
+    let base = SharedScalars(v.as_mut_ptr());
+    // omega^(r·m/(2·h_rows)) for r < h_rows, the stage of h_rows rows at [h_rows − 1, 2·h_rows − 1).
+    let row_twiddles: Vec<Scalar> = (0..rows_log)
+        .flat_map(|k| {
+            let h_rows = 1usize << k;
+            let stride = tw.stride(2 * h_rows);
+            (0..h_rows).map(move |r| tw.get::<INVERSE>(stride, r))
+        })
+        .collect();
+    (0..tiles).into_par_iter().with_min_len(16).for_each_init(
+        || vec![Scalar::ZERO; rows * LANES],
+        |tile, t| {
+            let origin = t / tiles_per_span * span + t % tiles_per_span * LANES;
+            let column = origin % h0;
+            for (r, row) in tile.chunks_exact_mut(LANES).enumerate() {
+                // SAFETY: tile t alone reads and writes the scalars origin + r·h0 + lane
+                // (distinct tiles differ in their span or their columns), all below v.len().
+                unsafe { base.copy_out(origin + r * h0, row) };
+            }
+            let mut stage = |h_rows: usize| {
+                let stride = tw.stride(2 * h_rows * h0);
+                // Butterfly r's twiddles, omega^((r·h0 + column + k)·stride) for lane k, are
+                // omega^(r·h0·stride) (the row table's) times omega^((column + k)·stride):
+                // the big table is read eight times a stage, not eight times a row.
+                let columns: [Scalar; LANES] =
+                    std::array::from_fn(|k| tw.get::<INVERSE>(stride, column + k));
+                let mut w = [Scalar::ZERO; LANES];
+                for r in 0..h_rows {
+                    ifma.mul_scaled8(&mut w, &columns, row_twiddles[h_rows - 1 + r]);
+                    for g in (0..rows).step_by(2 * h_rows) {
+                        let (lo, hi) = tile.split_at_mut((g + r + h_rows) * LANES);
+                        let x = &mut lo[(g + r) * LANES..][..LANES];
+                        bf.apply8(ifma, x, &mut hi[..LANES], &w);
+                    }
+                }
+            };
+            for k in 0..rows_log {
+                stage(if B::SMALL_HALF_FIRST {
+                    1 << k
+                } else {
+                    rows >> (k + 1)
+                });
+            }
+            for (r, row) in tile.chunks_exact(LANES).enumerate() {
+                // SAFETY: as above.
+                unsafe { base.copy_in(origin + r * h0, row) };
+            }
+        },
+    );
+}
+
+/// A vector's base pointer, shared by parallel tasks that each touch only their own scalars.
+#[derive(Clone, Copy)]
+struct SharedScalars(*mut Scalar);
+// SAFETY: users touch disjoint elements from each task (see each use).
+unsafe impl Send for SharedScalars {}
+unsafe impl Sync for SharedScalars {}
+
+impl SharedScalars {
+    /// Copies `out.len()` scalars starting at `at` into `out`.
+    ///
+    /// # Safety
+    /// The range is in bounds and no other task writes it meanwhile.
+    unsafe fn copy_out(self, at: usize, out: &mut [Scalar]) {
+        // SAFETY: as the caller promises.
+        unsafe { std::ptr::copy_nonoverlapping(self.0.add(at), out.as_mut_ptr(), out.len()) }
+    }
+
+    /// Copies `from` to the scalars starting at `at`.
+    ///
+    /// # Safety
+    /// The range is in bounds and no other task reads or writes it meanwhile.
+    unsafe fn copy_in(self, at: usize, from: &[Scalar]) {
+        // SAFETY: as the caller promises.
+        unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), self.0.add(at), from.len()) }
+    }
 }
 
 /// The low `bits` bits of `i`, reversed.
@@ -640,6 +807,65 @@ mod tests {
             let mut got = evals;
             d.coefficients_from_coset(&mut got, k);
             assert_eq!(got, want, "coefficients from the coset, m = 2^{log}");
+        }
+    }
+
+    #[test]
+    fn vector_arithmetic_gives_the_scalar_bytes() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let Some(_) = Ifma::detect() else {
+            eprintln!("no AVX-512 IFMA on this CPU: only the scalar arithmetic runs here");
+            return;
+        };
+        // Every path: scalar small stages only, vector block stages, radix-2 and radix-4 above.
+        for log in [2u32, 3, 4, 5, 6, 9, 13, 14, 15, 16, 17] {
+            let (vector, evals) = domain_and_random_vector(log, &mut rng);
+            assert!(vector.uses_ifma());
+            let scalar = vector.clone().with_scalar_arithmetic();
+            let k = Scalar::random(&mut rng);
+            let run = |d: &Domain| {
+                let mut fwd = evals.clone();
+                d.fft(&mut fwd);
+                let mut inv = evals.clone();
+                d.icoset_fft(&mut inv);
+                let mut chain = evals.clone();
+                d.coset_evaluations(&mut chain);
+                let mut back = chain.clone();
+                d.coefficients_from_coset(&mut back, k);
+                let mut numerator = chain.clone();
+                d.mul_sub(&mut numerator, &fwd, &inv);
+                [fwd, inv, chain, back, numerator]
+            };
+            let want = run(&scalar);
+            // Above the block, the stages in one tiled pass, and in two to four.
+            for tile_rows_log in [TILE_ROWS_LOG, 2, 1] {
+                let got = run(&vector.clone().with_tile_rows_log(tile_rows_log));
+                for (step, (got, want)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(
+                        got, want,
+                        "m = 2^{log}, rows 2^{tile_rows_log}, step {step}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn upper_passes_cover_every_stage_above_the_block_once() {
+        for (block, m, rows_log) in [
+            (8, 8, 10),
+            (8192, 1 << 22, 10),
+            (8192, 1 << 27, 10),
+            (16, 1 << 9, 2),
+        ] {
+            let passes = upper_passes(block, m, rows_log);
+            let mut h0 = block;
+            for &(start, k) in &passes {
+                assert_eq!(start, h0);
+                assert!((1..=rows_log).contains(&k));
+                h0 <<= k;
+            }
+            assert_eq!(h0, m, "{passes:?}");
         }
     }
 

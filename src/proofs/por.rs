@@ -84,7 +84,7 @@ fn sub_path<H: 'static + Hasher, A: PoseidonArity, CS: ConstraintSystem<Scalar>>
 ) -> Result<(AllocatedNum<Scalar>, Vec<Boolean>), SynthesisError> {
     let arity = A::to_usize();
     let fits = |(siblings, place): &PathRow| {
-        siblings.len() + 1 == arity && place.map_or(true, |p| p < arity)
+        siblings.len() + 1 == arity && place.is_none_or(|p| p < arity)
     };
     if !(arity.is_power_of_two() || rows.is_empty()) || !rows.iter().all(fits) {
         return Err(SynthesisError::Unsatisfiable);

@@ -76,7 +76,7 @@ fn path_fits(path: &[PathRow], rows: &[usize]) -> bool {
         && path
             .iter()
             .zip(rows)
-            .all(|((siblings, place), n)| siblings.len() == *n && place.map_or(true, |p| p <= *n))
+            .all(|((siblings, place), n)| siblings.len() == *n && place.is_none_or(|p| p <= *n))
 }
 
 impl<Tree: 'static + MerkleTreeTrait> SectorParts<Tree> {

@@ -311,13 +311,13 @@ impl<CS: ConstraintSystem<Scalar>> Native<'_, CS> {
     /// bellperson's `sha256`: the padded message's blocks through the compression function
     /// from the IV. Returns the digest's bits, most significant first.
     fn sha256(&mut self, input: &[Bit]) -> Result<Vec<Bit>, SynthesisError> {
-        if input.len() % 8 != 0 {
+        if !input.len().is_multiple_of(8) {
             return Err(SynthesisError::Unsatisfiable);
         }
         let mut padded = input.to_vec();
         let length = input.len() as u64;
         padded.push(Bit::Constant(true));
-        while (padded.len() + 64) % 512 != 0 {
+        while !(padded.len() + 64).is_multiple_of(512) {
             padded.push(Bit::Constant(false));
         }
         padded.extend((0..64).rev().map(|i| Bit::Constant((length >> i) & 1 == 1)));

@@ -84,7 +84,7 @@ pub(super) fn synchronize_device(device: Option<u32>) {
         all.iter().filter_map(Weak::upgrade).collect()
     };
     for s in live {
-        if device.map_or(true, |d| d == s.device) {
+        if device.is_none_or(|d| d == s.device) {
             let _ = s.run_all();
         }
     }

@@ -269,7 +269,7 @@ impl SparseMatrix {
     /// Appends a row; `terms` are (column, coefficient) pairs (columns as in
     /// [`super::AUX_BASE`]).
     pub fn push_row(&mut self, terms: &[(u64, Coeff)]) {
-        if self.rows % ROWS_PER_CHUNK == 0 {
+        if self.rows.is_multiple_of(ROWS_PER_CHUNK) {
             self.chunk_starts.push(self.bytes.len() as u64);
             self.previous_first = 0;
         }

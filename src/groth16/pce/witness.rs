@@ -437,7 +437,7 @@ fn synthesize_ranges_in_windows<P: PartedCircuit>(
     } = cs;
     let spare = aux.stored_and_spare_mut().1;
     let body = pce.num_aux.saturating_sub(preamble.aux);
-    if parts == 0 || body % parts != 0 || spare.len() < pce.num_aux || inputs.len() != 1 {
+    if parts == 0 || !body.is_multiple_of(parts) || spare.len() < pce.num_aux || inputs.len() != 1 {
         return Ok(false);
     }
     let per_part = body / parts;
