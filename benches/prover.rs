@@ -10,7 +10,7 @@ use std::sync::Arc;
 use bellperson::groth16::{create_proof_batch, Parameters};
 use bellperson::Circuit;
 use blstrs::{Bls12, Scalar};
-use common::{interleaved, report, selected};
+use common::{interleaved, named, report, selected};
 use cuzk::groth16::ntt::Domain;
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
@@ -123,4 +123,8 @@ fn main() {
     );
     quotient_case("quotient-20", 20, 5);
     quotient_case("quotient-22", 22, 3);
+    // Two tiled passes above the block, 3 GiB of vectors: only when named.
+    if named("quotient-24") {
+        quotient_case("quotient-24", 24, 3);
+    }
 }

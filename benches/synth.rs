@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use bellperson::Circuit;
 use blstrs::Scalar;
-use common::{interleaved, report, selected, time_ms};
+use common::{interleaved, named, report, selected, time_ms};
 use cuzk::groth16::pce::{Repeated, Rows};
 use cuzk::groth16::{
     pce, synthesize_parted_with_pce, synthesize_with_pce, AbcBuffers, BufferSet, PartedCircuit,
@@ -304,10 +304,6 @@ fn main() {
 }
 
 /// Whether `case` was named exactly on the command line.
-fn named(case: &str) -> bool {
-    std::env::args().skip(1).any(|a| a == case)
-}
-
 /// Records `kind`'s blank circuit whole, constraint by constraint, as cuzk did before it
 /// replicated parts.
 fn record_whole(kind: CircuitKind) -> Pce {

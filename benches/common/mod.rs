@@ -52,6 +52,12 @@ pub fn report(case: &str, ours: f64, base: Option<f64>, runs: usize, extra: &str
     println!("BENCH {case} ours={ours:.1} base={base} speedup={speedup} runs={runs}{extra}");
 }
 
+/// Whether a case was named in full on the command line (for cases too slow or large to run
+/// in every `make bench`).
+pub fn named(case: &str) -> bool {
+    std::env::args().skip(1).any(|a| a == case)
+}
+
 /// Whether a case was selected by the optional filter argument (`cargo bench --bench g -- n20`).
 pub fn selected(case: &str) -> bool {
     let args: Vec<String> = std::env::args()
