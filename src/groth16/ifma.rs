@@ -116,8 +116,9 @@ impl Ifma {
 }
 
 /// The twiddles [`Ifma::small_stages16`] reads, from a stage's twiddles `w(h, j)` (half h,
-/// butterfly j < h), scaled: for half h (1, 2, 4) eight lanes, lane k pairing the k-th scalar
-/// of the two groups whose bit h is clear with the one h above it, so j = (its position) mod h.
+/// butterfly j < h), scaled. For each half h (1, 2, 4) eight lanes: lane k < 4 pairs the k-th
+/// scalar of the first group whose bit h is clear with the one h above it, lane k >= 4 the
+/// same in the second group; its butterfly is j = (that position) mod h.
 pub fn small_stage_twiddles(w: impl Fn(usize, usize) -> Scalar) -> [Scalar; 3 * LANES] {
     let mut out = [Scalar::from(0u64); 3 * LANES];
     for (stage, h) in [1usize, 2, 4].into_iter().enumerate() {
