@@ -24,6 +24,18 @@ pub fn scaled_twiddle(w: Scalar) -> Scalar {
     w * Scalar::from(16u64)
 }
 
+/// Eight scalars in the vector code's own layout: limb k (52 bits) of lane j at `[8k + j]`.
+/// Kept across several stages so the transposes from and to blst's layout are paid once.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub struct LaneScalars([u64; 5 * LANES]);
+
+impl Default for LaneScalars {
+    fn default() -> Self {
+        Self([0; 5 * LANES])
+    }
+}
+
 /// Proof that this CPU has AVX-512F and AVX-512 IFMA; its methods run the vector code.
 #[derive(Clone, Copy, Debug)]
 pub struct Ifma(());
@@ -38,36 +50,66 @@ impl Ifma {
         yes.then_some(Self(()))
     }
 
-    /// Decimation-in-time butterflies on eight pairs: (x + w·y, x − w·y).
-    pub fn dit8(self, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]) {
-        check8(x, y, w);
-        // SAFETY: `self` exists only where the CPU has the features; the slices hold 8
-        // scalars each (checked).
+    /// Eight scalars in blst's layout to lane form.
+    pub fn to_lanes(self, from: &[Scalar], to: &mut LaneScalars) {
+        assert_eq!(from.len(), LANES, "eight scalars");
+        // SAFETY: the CPU has the features (`self` exists); eight scalars (checked).
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            x86::dit8(x.as_mut_ptr(), y.as_mut_ptr(), w.as_ptr())
+            x86::to_lanes(from.as_ptr(), to)
         }
     }
 
-    /// Decimation-in-frequency butterflies on eight pairs: (x + y, (x − y)·w).
-    pub fn dif8(self, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]) {
-        check8(x, y, w);
-        // SAFETY: as in `dit8`.
+    /// Eight scalars in lane form back to blst's layout.
+    pub fn from_lanes(self, from: &LaneScalars, to: &mut [Scalar]) {
+        assert_eq!(to.len(), LANES, "eight scalars");
+        // SAFETY: as in `to_lanes`.
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            x86::dif8(x.as_mut_ptr(), y.as_mut_ptr(), w.as_ptr())
+            x86::from_lanes(from, to.as_mut_ptr())
+        }
+    }
+
+    /// Eight butterflies on scalars in lane form, the twiddles `w` scaled: decimation in time
+    /// (`dit`: x + w·y, x − w·y) or in frequency (x + y, (x − y)·w).
+    pub fn butterflies_lanes(
+        self,
+        dit: bool,
+        x: &mut LaneScalars,
+        y: &mut LaneScalars,
+        w: &LaneScalars,
+    ) {
+        // SAFETY: the CPU has the features (`self` exists); references are valid.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            x86::butterflies_lanes(dit, x, y, w)
         }
     }
 
     /// The three radix-2 stages of half 1, 2 and 4 (in that order for DIT, the reverse for
-    /// DIF) over two groups of eight scalars, `v` (16 scalars). `w` holds each stage's
-    /// twiddles as the lanes need them ([`small_stage_twiddles`]).
-    pub fn small_stages16(self, dit: bool, v: &mut [Scalar], w: &[Scalar; 3 * LANES]) {
-        assert_eq!(v.len(), 2 * LANES, "two groups of eight scalars");
-        // SAFETY: the CPU has the features (`self` exists); 16 scalars (checked), 24 twiddles.
+    /// DIF) over two groups of eight scalars in lane form, `a` and `b`; `w` holds each stage's
+    /// twiddles as the lanes need them ([`small_stage_twiddles`], in lane form).
+    pub fn small_stages_lanes(
+        self,
+        dit: bool,
+        a: &mut LaneScalars,
+        b: &mut LaneScalars,
+        w: &[LaneScalars; 3],
+    ) {
+        // SAFETY: as in `butterflies_lanes`.
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            x86::small_stages16(dit, v.as_mut_ptr(), w.as_ptr())
+            x86::small_stages_lanes(dit, a, b, w)
+        }
+    }
+
+    /// out[k] ← a[k]·b for eight scalars in lane form, all scaled as twiddles (so is the
+    /// product).
+    pub fn mul_scaled_lanes(self, out: &mut LaneScalars, a: &LaneScalars, b: Scalar) {
+        // SAFETY: as in `butterflies_lanes`.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            x86::mul_scaled_lanes(out, a, b)
         }
     }
 
@@ -78,16 +120,6 @@ impl Ifma {
         #[cfg(target_arch = "x86_64")]
         unsafe {
             x86::scale8(x.as_mut_ptr(), a.as_ptr(), b)
-        }
-    }
-
-    /// out[k] ← a[k]·b for eight scalars, all scaled as twiddles (so is the product).
-    pub fn mul_scaled8(self, out: &mut [Scalar], a: &[Scalar], b: Scalar) {
-        assert!(out.len() == LANES && a.len() == LANES, "eight scalars");
-        // SAFETY: the CPU has the features (`self` exists); 8 scalars each (checked).
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            x86::mul_scaled8(out.as_mut_ptr(), a.as_ptr(), b)
         }
     }
 
@@ -103,19 +135,9 @@ impl Ifma {
             x86::mul_sub8(a.as_mut_ptr(), b.as_ptr(), c.as_ptr())
         }
     }
-
-    /// Eight products x·y of scalars in blst's form, as `dit8` computes w·y (y scaled).
-    #[cfg(test)]
-    fn mul8(self, x: &[Scalar], y_scaled: &[Scalar]) -> Vec<Scalar> {
-        let mut zero = vec![Scalar::from(0u64); LANES];
-        let mut out = x.to_vec();
-        // x' = 0 + w·y, then y' = 0 - w·y: read the product off x'.
-        self.dit8(&mut zero, &mut out, y_scaled);
-        zero
-    }
 }
 
-/// The twiddles [`Ifma::small_stages16`] reads, from a stage's twiddles `w(h, j)` (half h,
+/// The twiddles [`Ifma::small_stages_lanes`] reads, from a stage's twiddles `w(h, j)` (half h,
 /// butterfly j < h), scaled. For each half h (1, 2, 4) eight lanes: lane k < 4 pairs the k-th
 /// scalar of the first group whose bit h is clear with the one h above it, lane k >= 4 the
 /// same in the second group; its butterfly is j = (that position) mod h.
@@ -145,13 +167,6 @@ const fn x_positions(h: usize) -> [usize; LANES] {
     out
 }
 
-fn check8(x: &[Scalar], y: &[Scalar], w: &[Scalar]) {
-    assert!(
-        x.len() == LANES && y.len() == LANES && w.len() == LANES,
-        "eight scalars a side and eight twiddles"
-    );
-}
-
 #[cfg(target_arch = "x86_64")]
 fn cpu_has_ifma() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
@@ -170,6 +185,8 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use blstrs::Scalar;
+
+    use super::LaneScalars;
 
     const MASK52: u64 = (1 << 52) - 1;
 
@@ -452,22 +469,6 @@ mod x86 {
         (add(x, y), mont_mul(sub(x, y), w))
     }
 
-    /// See `Ifma::dit8`.
-    #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) unsafe fn dit8(x: *mut Scalar, y: *mut Scalar, w: *const Scalar) {
-        let (a, b) = dit(load(x), load(y), load(w));
-        store(x, a);
-        store(y, b);
-    }
-
-    /// See `Ifma::dif8`.
-    #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) unsafe fn dif8(x: *mut Scalar, y: *mut Scalar, w: *const Scalar) {
-        let (a, b) = dif(load(x), load(y), load(w));
-        store(x, a);
-        store(y, b);
-    }
-
     /// Each limb vector of `a` and `b` through `_mm512_permutex2var_epi64` with `idx`.
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -502,10 +503,88 @@ mod x86 {
         out
     };
 
-    /// See `Ifma::small_stages16`.
+    /// Lanes read from lane form.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn read(v: &LaneScalars) -> Lanes {
+        let p = v.0.as_ptr() as *const __m512i;
+        Lanes([
+            _mm512_load_si512(p),
+            _mm512_load_si512(p.add(1)),
+            _mm512_load_si512(p.add(2)),
+            _mm512_load_si512(p.add(3)),
+            _mm512_load_si512(p.add(4)),
+        ])
+    }
+
+    /// Lanes written in lane form.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn write(v: &mut LaneScalars, l: Lanes) {
+        let p = v.0.as_mut_ptr() as *mut __m512i;
+        for k in 0..5 {
+            _mm512_store_si512(p.add(k), l.0[k]);
+        }
+    }
+
+    /// See `Ifma::to_lanes`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn to_lanes(from: *const Scalar, to: &mut LaneScalars) {
+        write(to, load(from));
+    }
+
+    /// See `Ifma::from_lanes`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn from_lanes(from: &LaneScalars, to: *mut Scalar) {
+        store(to, read(from));
+    }
+
+    /// See `Ifma::butterflies_lanes`.
     #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) unsafe fn small_stages16(dit_order: bool, v: *mut Scalar, w: *const Scalar) {
-        let (mut a, mut b) = (load(v), load(v.add(8)));
+    pub(super) unsafe fn butterflies_lanes(
+        dit_order: bool,
+        x: &mut LaneScalars,
+        y: &mut LaneScalars,
+        w: &LaneScalars,
+    ) {
+        let (a, b) = if dit_order {
+            dit(read(x), read(y), read(w))
+        } else {
+            dif(read(x), read(y), read(w))
+        };
+        write(x, a);
+        write(y, b);
+    }
+
+    /// See `Ifma::mul_scaled_lanes`.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) unsafe fn mul_scaled_lanes(out: &mut LaneScalars, a: &LaneScalars, b: Scalar) {
+        write(out, mont_mul(read(a), broadcast(limbs_of(&b))));
+    }
+
+    /// See `Ifma::small_stages_lanes`.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) unsafe fn small_stages_lanes(
+        dit_order: bool,
+        a: &mut LaneScalars,
+        b: &mut LaneScalars,
+        w: &[LaneScalars; 3],
+    ) {
+        let (x, y) = small_stages(dit_order, read(a), read(b), |stage| read(&w[stage]));
+        write(a, x);
+        write(b, y);
+    }
+
+    /// The half-1, 2 and 4 stages on two groups of eight (see `Ifma::small_stages_lanes`), each
+    /// stage's twiddles from `w(stage)`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    unsafe fn small_stages(
+        dit_order: bool,
+        mut a: Lanes,
+        mut b: Lanes,
+        w: impl Fn(usize) -> Lanes,
+    ) -> (Lanes, Lanes) {
         let order = if dit_order { [0, 1, 2] } else { [2, 1, 0] };
         for stage in order {
             let h = 1 << stage;
@@ -516,14 +595,13 @@ mod x86 {
                 // Every twiddle of the half-1 stage is 1.
                 (add(x, y), sub(x, y))
             } else if dit_order {
-                dit(x, y, load(w.add(stage * 8)))
+                dit(x, y, w(stage))
             } else {
-                dif(x, y, load(w.add(stage * 8)))
+                dif(x, y, w(stage))
             };
             (a, b) = (permute(x, back_a, y), permute(x, back_b, y));
         }
-        store(v, a);
-        store(v.add(8), b);
+        (a, b)
     }
 
     /// See `Ifma::scale8`.
@@ -532,13 +610,6 @@ mod x86 {
         let b = broadcast(limbs_of(&b));
         let f = mont_mul(load(a), b);
         store(x, mont_mul(load(x), f));
-    }
-
-    /// See `Ifma::mul_scaled8`.
-    #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) unsafe fn mul_scaled8(out: *mut Scalar, a: *const Scalar, b: Scalar) {
-        // (a·2^260)(b·2^260)·2^-260 = ab·2^260, as integers.
-        store(out, mont_mul(load(a), broadcast(limbs_of(&b))));
     }
 
     /// See `Ifma::mul_sub8`.
@@ -584,19 +655,24 @@ mod tests {
             let w = scalars(&mut rng, LANES);
             let scaled: Vec<Scalar> = w.iter().map(|w| scaled_twiddle(*w)).collect();
 
-            let products = ifma.mul8(&x, &scaled);
-            for k in 0..LANES {
-                assert_eq!(products[k], x[k] * w[k], "product, lane {k}");
-            }
+            let lanes = |v: &[Scalar]| {
+                let mut out = LaneScalars::default();
+                ifma.to_lanes(v, &mut out);
+                out
+            };
+            let scalars_of = |l: &LaneScalars| {
+                let mut out = vec![Scalar::ZERO; LANES];
+                ifma.from_lanes(l, &mut out);
+                out
+            };
+            assert_eq!(scalars_of(&lanes(&x)), x, "to lane form and back");
 
-            let mut product = vec![Scalar::ZERO; LANES];
-            ifma.mul_scaled8(&mut product, &scaled, scaled[5]);
+            let mut product = LaneScalars::default();
+            ifma.mul_scaled_lanes(&mut product, &lanes(&scaled), scaled[5]);
+            let product = scalars_of(&product);
             for k in 0..LANES {
-                assert_eq!(
-                    product[k],
-                    scaled_twiddle(w[k] * w[5]),
-                    "scaled product {k}"
-                );
+                let want = scaled_twiddle(w[k] * w[5]);
+                assert_eq!(product[k], want, "scaled product {k}");
             }
             let mut scaled_x = x.clone();
             ifma.scale8(&mut scaled_x, &scaled, scaled[3]);
@@ -607,10 +683,12 @@ mod tests {
                 assert_eq!(fused[k], x[k] * y[k] - w[k], "a·b − c, lane {k}");
             }
 
-            let (mut xd, mut yd) = (x.clone(), y.clone());
-            ifma.dit8(&mut xd, &mut yd, &scaled);
-            let (mut xf, mut yf) = (x.clone(), y.clone());
-            ifma.dif8(&mut xf, &mut yf, &scaled);
+            let w_lanes = lanes(&scaled);
+            let (mut xd, mut yd) = (lanes(&x), lanes(&y));
+            ifma.butterflies_lanes(true, &mut xd, &mut yd, &w_lanes);
+            let (mut xf, mut yf) = (lanes(&x), lanes(&y));
+            ifma.butterflies_lanes(false, &mut xf, &mut yf, &w_lanes);
+            let [xd, yd, xf, yf] = [xd, yd, xf, yf].map(|l| scalars_of(&l));
             for k in 0..LANES {
                 let t = y[k] * w[k];
                 assert_eq!((xd[k], yd[k]), (x[k] + t, x[k] - t), "dit, lane {k}");

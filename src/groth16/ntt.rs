@@ -25,7 +25,7 @@ use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
 use super::error::{Groth16Error, Result};
-use super::ifma::{scaled_twiddle, small_stage_twiddles, Ifma, LANES};
+use super::ifma::{scaled_twiddle, small_stage_twiddles, Ifma, LaneScalars, LANES};
 
 /// Scalars per cache block: the stages with butterflies inside such a block run in one pass.
 const BLOCK: usize = 1 << 13;
@@ -216,13 +216,8 @@ impl Domain {
         let tw = self.twiddles();
         let block = BLOCK.min(m);
         let local = tw.block_table::<INVERSE>(block);
-        v.par_chunks_mut(block).for_each(|b| {
-            let mut half = if local.small_stages(b, Dit) { LANES } else { 1 };
-            while half < block {
-                local.stage(b, half, Dit);
-                half *= 2;
-            }
-        });
+        v.par_chunks_mut(block)
+            .for_each_init(Vec::new, |scratch, b| local.run(b, scratch, Dit));
         if let Some(ifma) = tw.ifma {
             for (h0, rows_log) in upper_passes(block, m, self.tile_rows_log) {
                 tiled_pass::<INVERSE, _>(v, h0, rows_log, &tw, ifma, Dit);
@@ -275,16 +270,8 @@ impl Domain {
             }
         }
         let local = tw.block_table::<INVERSE>(block);
-        v.par_chunks_mut(block).for_each(|b| {
-            let mut half = block / 2;
-            while half >= 1 {
-                if half < LANES && local.small_stages(b, Dif) {
-                    break;
-                }
-                local.stage(b, half, Dif);
-                half /= 2;
-            }
-        });
+        v.par_chunks_mut(block)
+            .for_each_init(Vec::new, |scratch, b| local.run(b, scratch, Dif));
     }
 
     /// Multiplies the scalar at position p of a bit-reversed vector by `k·x^rev(p)`: the
@@ -377,68 +364,134 @@ impl Twiddles<'_> {
                 }
             })
             .collect::<Vec<_>>();
-        // (Read only for blocks of 16 and more, which have all seven.)
-        let small_lanes =
-            small_stage_twiddles(|h, j| small.get(h - 1 + j).copied().unwrap_or(Scalar::ONE));
+        let vector = self
+            .ifma
+            .filter(|_| block >= 2 * LANES)
+            .map(|ifma| VectorTwiddles::new(ifma, &table, &small));
         BlockTwiddles {
             table,
             small,
-            small_lanes,
-            ifma: self.ifma,
+            scaled: self.ifma.is_some(),
+            vector,
         }
     }
 }
 
 /// The twiddles of the stages inside a block, contiguous: the stage of half h at [h-1, 2h-1).
 struct BlockTwiddles {
-    /// Every stage's, as the domain's table holds them (scaled where `ifma` is set).
+    /// Every stage's, as the domain's table holds them (scaled where it has an [`Ifma`]).
     table: Vec<Scalar>,
-    /// The stages of half below [`LANES`], unscaled: they run on scalars.
+    /// The stages of half below [`LANES`], unscaled, for blocks that run on scalars.
     small: Vec<Scalar>,
-    /// Those stages' twiddles for [`Ifma::small_stages16`].
-    small_lanes: [Scalar; 3 * LANES],
-    ifma: Option<Ifma>,
+    /// Whether `table` is scaled for the vector arithmetic.
+    scaled: bool,
+    /// The same in lane form, where the block's stages run on the vector arithmetic.
+    vector: Option<VectorTwiddles>,
 }
 
 impl BlockTwiddles {
-    /// The stages of half 1, 2 and 4 over a block on the vector arithmetic, where there is one
-    /// and the block holds whole pairs of groups of eight; whether they ran.
-    fn small_stages<B: Butterfly>(&self, block: &mut [Scalar], _bf: B) -> bool {
-        let Some(ifma) = self.ifma.filter(|_| block.len().is_multiple_of(2 * LANES)) else {
-            return false;
-        };
-        for v in block.chunks_exact_mut(2 * LANES) {
-            ifma.small_stages16(B::SMALL_HALF_FIRST, v, &self.small_lanes);
+    /// Every stage inside one block: the smallest half first for DIT, the largest for DIF.
+    fn run<B: Butterfly>(&self, block: &mut [Scalar], scratch: &mut Vec<LaneScalars>, bf: B) {
+        if let Some(vector) = &self.vector {
+            return vector.run(block, scratch, bf);
         }
-        true
+        let mut halves: Vec<usize> = std::iter::successors(Some(1usize), |h| Some(h * 2))
+            .take_while(|&h| h < block.len())
+            .collect();
+        if !B::SMALL_HALF_FIRST {
+            halves.reverse();
+        }
+        for half in halves {
+            let range = half - 1..2 * half - 1;
+            // A scaled table with no vector stages: a block below 16, only small stages.
+            let w = if self.scaled {
+                &self.small[range]
+            } else {
+                &self.table[range]
+            };
+            scalar_block_stage(block, half, w, bf);
+        }
+    }
+}
+
+/// A block's twiddles in lane form: every stage inside a block runs on eight butterflies at
+/// a time, the block held in lane form from its first stage to its last.
+struct VectorTwiddles {
+    ifma: Ifma,
+    /// The stage of half 8·hv at [hv − 1, 2·hv − 1) (hv vectors), scaled.
+    stages: Vec<LaneScalars>,
+    /// The stages of half 1, 2 and 4, as [`Ifma::small_stages_lanes`] reads them.
+    small: [LaneScalars; 3],
+}
+
+impl VectorTwiddles {
+    /// From a block's scaled table and its first seven twiddles unscaled.
+    fn new(ifma: Ifma, table: &[Scalar], small: &[Scalar]) -> Self {
+        let mut stages = vec![LaneScalars::default(); table.len() / LANES];
+        // The stage of half h = 8·hv starts at h − 1 in the table and at hv − 1 here.
+        let mut hv = 1;
+        // (The table holds block − 1 twiddles: stages of half up to block / 2.)
+        while 2 * LANES * hv <= table.len() + 1 {
+            let h = LANES * hv;
+            for (i, w) in table[h - 1..2 * h - 1].chunks_exact(LANES).enumerate() {
+                ifma.to_lanes(w, &mut stages[hv - 1 + i]);
+            }
+            hv *= 2;
+        }
+        let small_scaled = small_stage_twiddles(|h, j| small[h - 1 + j]);
+        let mut small = [LaneScalars::default(); 3];
+        for (lanes, w) in small.iter_mut().zip(small_scaled.chunks_exact(LANES)) {
+            ifma.to_lanes(w, lanes);
+        }
+        Self {
+            ifma,
+            stages,
+            small,
+        }
     }
 
-    /// One stage of half `half` over a block. Both butterflies are (x + y, x − y) at w = 1,
-    /// so on scalars each group's first pair skips the multiplication.
-    fn stage(&self, block: &mut [Scalar], half: usize, bf: impl Butterfly) {
-        let range = half - 1..2 * half - 1;
-        match self.ifma {
-            Some(ifma) if half >= LANES => {
-                let w = &self.table[range];
-                for group in block.chunks_exact_mut(2 * half) {
-                    let (lo, hi) = group.split_at_mut(half);
-                    for ((x, y), w) in lo
-                        .chunks_exact_mut(LANES)
-                        .zip(hi.chunks_exact_mut(LANES))
-                        .zip(w.chunks_exact(LANES))
-                    {
-                        bf.apply8(ifma, x, y, w);
-                    }
+    /// Every stage inside one block (16 scalars or more), in lane form.
+    fn run<B: Butterfly>(&self, block: &mut [Scalar], scratch: &mut Vec<LaneScalars>, _bf: B) {
+        let (ifma, dit) = (self.ifma, B::SMALL_HALF_FIRST);
+        let n = block.len() / LANES;
+        scratch.clear();
+        scratch.resize(n, LaneScalars::default());
+        for (lanes, scalars) in scratch.iter_mut().zip(block.chunks_exact(LANES)) {
+            ifma.to_lanes(scalars, lanes);
+        }
+        let small = |v: &mut [LaneScalars]| {
+            for pair in v.chunks_exact_mut(2) {
+                if let [a, b] = pair {
+                    ifma.small_stages_lanes(dit, a, b, &self.small);
                 }
             }
-            _ => {
-                let w = if self.ifma.is_some() {
-                    &self.small[range]
-                } else {
-                    &self.table[range]
-                };
-                scalar_block_stage(block, half, w, bf)
+        };
+        let stage = |v: &mut [LaneScalars], hv: usize| {
+            let w = &self.stages[hv - 1..2 * hv - 1];
+            for group in v.chunks_exact_mut(2 * hv) {
+                let (lo, hi) = group.split_at_mut(hv);
+                for ((x, y), w) in lo.iter_mut().zip(hi).zip(w) {
+                    ifma.butterflies_lanes(dit, x, y, w);
+                }
             }
+        };
+        if dit {
+            small(scratch);
+            let mut hv = 1;
+            while hv < n {
+                stage(scratch, hv);
+                hv *= 2;
+            }
+        } else {
+            let mut hv = n / 2;
+            while hv >= 1 {
+                stage(scratch, hv);
+                hv /= 2;
+            }
+            small(scratch);
+        }
+        for (lanes, scalars) in scratch.iter().zip(block.chunks_exact_mut(LANES)) {
+            ifma.from_lanes(lanes, scalars);
         }
     }
 }
@@ -448,8 +501,6 @@ trait Butterfly: Copy + Send + Sync {
     /// Whether two fused stages run the smaller half first (DIT) or the larger (DIF).
     const SMALL_HALF_FIRST: bool;
     fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar);
-    /// The same on eight pairs at once, the twiddles scaled for the vector arithmetic.
-    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]);
 }
 
 /// Decimation in time: (x + w·y, x − w·y).
@@ -463,9 +514,6 @@ impl Butterfly for Dit {
         let t = *y * w;
         (*x, *y) = (*x + t, *x - t);
     }
-    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]) {
-        ifma.dit8(x, y, w)
-    }
 }
 
 /// Decimation in frequency: (x + y, (x − y)·w).
@@ -477,9 +525,6 @@ impl Butterfly for Dif {
     #[inline(always)]
     fn apply(self, x: &mut Scalar, y: &mut Scalar, w: &Scalar) {
         (*x, *y) = (*x + *y, (*x - *y) * w);
-    }
-    fn apply8(self, ifma: Ifma, x: &mut [Scalar], y: &mut [Scalar], w: &[Scalar]) {
-        ifma.dif8(x, y, w)
     }
 }
 
@@ -585,7 +630,7 @@ fn tiled_pass<const INVERSE: bool, B: Butterfly>(
     rows_log: u32,
     tw: &Twiddles,
     ifma: Ifma,
-    bf: B,
+    _bf: B,
 ) {
     let rows = 1usize << rows_log;
     let span = h0 * rows;
@@ -600,15 +645,18 @@ fn tiled_pass<const INVERSE: bool, B: Butterfly>(
             (0..h_rows).map(move |r| tw.get::<INVERSE>(stride, r))
         })
         .collect();
+    let dit = B::SMALL_HALF_FIRST;
     (0..tiles).into_par_iter().with_min_len(16).for_each_init(
-        || vec![Scalar::ZERO; rows * LANES],
+        || vec![LaneScalars::default(); rows],
         |tile, t| {
             let origin = t / tiles_per_span * span + t % tiles_per_span * LANES;
             let column = origin % h0;
-            for (r, row) in tile.chunks_exact_mut(LANES).enumerate() {
+            let mut row = [Scalar::ZERO; LANES];
+            for (r, lanes) in tile.iter_mut().enumerate() {
                 // SAFETY: tile t alone reads and writes the scalars origin + r·h0 + lane
                 // (distinct tiles differ in their span or their columns), all below v.len().
-                unsafe { base.copy_out(origin + r * h0, row) };
+                unsafe { base.copy_out(origin + r * h0, &mut row) };
+                ifma.to_lanes(&row, lanes);
             }
             let mut stage = |h_rows: usize| {
                 let stride = tw.stride(2 * h_rows * h0);
@@ -617,13 +665,14 @@ fn tiled_pass<const INVERSE: bool, B: Butterfly>(
                 // the big table is read eight times a stage, not eight times a row.
                 let columns: [Scalar; LANES] =
                     std::array::from_fn(|k| tw.get::<INVERSE>(stride, column + k));
-                let mut w = [Scalar::ZERO; LANES];
+                let mut column_lanes = LaneScalars::default();
+                ifma.to_lanes(&columns, &mut column_lanes);
+                let mut w = LaneScalars::default();
                 for r in 0..h_rows {
-                    ifma.mul_scaled8(&mut w, &columns, row_twiddles[h_rows - 1 + r]);
+                    ifma.mul_scaled_lanes(&mut w, &column_lanes, row_twiddles[h_rows - 1 + r]);
                     for g in (0..rows).step_by(2 * h_rows) {
-                        let (lo, hi) = tile.split_at_mut((g + r + h_rows) * LANES);
-                        let x = &mut lo[(g + r) * LANES..][..LANES];
-                        bf.apply8(ifma, x, &mut hi[..LANES], &w);
+                        let (lo, hi) = tile.split_at_mut(g + r + h_rows);
+                        ifma.butterflies_lanes(dit, &mut lo[g + r], &mut hi[0], &w);
                     }
                 }
             };
@@ -634,9 +683,10 @@ fn tiled_pass<const INVERSE: bool, B: Butterfly>(
                     rows >> (k + 1)
                 });
             }
-            for (r, row) in tile.chunks_exact(LANES).enumerate() {
+            for (r, lanes) in tile.iter().enumerate() {
+                ifma.from_lanes(lanes, &mut row);
                 // SAFETY: as above.
-                unsafe { base.copy_in(origin + r * h0, row) };
+                unsafe { base.copy_in(origin + r * h0, &row) };
             }
         },
     );
