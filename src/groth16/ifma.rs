@@ -378,20 +378,28 @@ mod x86 {
         Lanes(out)
     }
 
+    /// a + b limb by limb with the carries carried, each limb back to 52 bits (a carry out of
+    /// the top limb is dropped). The limbs of a and b may hold more than 52 bits.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn carried_sum(a: [__m512i; 5], b: [__m512i; 5]) -> [__m512i; 5] {
+        let m = splat(MASK52);
+        let mut out = [_mm512_setzero_si512(); 5];
+        let mut carry = _mm512_setzero_si512();
+        for k in 0..5 {
+            let s = _mm512_add_epi64(_mm512_add_epi64(a[k], b[k]), carry);
+            carry = _mm512_srli_epi64::<52>(s);
+            out[k] = _mm512_and_si512(s, m);
+        }
+        out
+    }
+
     /// a + b mod r.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn add(a: Lanes, b: Lanes) -> Lanes {
-        let m = splat(MASK52);
-        let mut t = [_mm512_setzero_si512(); 5];
-        let mut carry = _mm512_setzero_si512();
-        for k in 0..5 {
-            let s = _mm512_add_epi64(_mm512_add_epi64(a.0[k], b.0[k]), carry);
-            carry = _mm512_srli_epi64::<52>(s);
-            t[k] = _mm512_and_si512(s, m);
-        }
         // a + b < 2r < 2^256 fits the top limb's 52 bits: no carry out.
-        reduce_once(t)
+        reduce_once(carried_sum(a.0, b.0))
     }
 
     /// a − b mod r.
@@ -409,12 +417,10 @@ mod x86 {
         }
         // Where a < b add r back (the sum's carry out of the top limb cancels the borrow).
         let negative = _mm512_test_epi64_mask(borrow, borrow);
-        let mut carry = _mm512_setzero_si512();
-        let mut out = [_mm512_setzero_si512(); 5];
+        let back = carried_sum(d, r);
+        let mut out = d;
         for k in 0..5 {
-            let s = _mm512_add_epi64(_mm512_add_epi64(d[k], r[k]), carry);
-            carry = _mm512_srli_epi64::<52>(s);
-            out[k] = _mm512_mask_blend_epi64(negative, d[k], _mm512_and_si512(s, m));
+            out[k] = _mm512_mask_blend_epi64(negative, d[k], back[k]);
         }
         Lanes(out)
     }
@@ -443,15 +449,7 @@ mod x86 {
             t = [_mm512_add_epi64(t[1], carry), t[2], t[3], t[4], t[5], zero];
         }
         // Normalize the limbs (each holds a few 52-bit sums); the value is below 2r.
-        let mask = splat(MASK52);
-        let mut out = [zero; 5];
-        let mut carry = zero;
-        for k in 0..5 {
-            let s = _mm512_add_epi64(t[k], carry);
-            carry = _mm512_srli_epi64::<52>(s);
-            out[k] = _mm512_and_si512(s, mask);
-        }
-        reduce_once(out)
+        reduce_once(carried_sum([t[0], t[1], t[2], t[3], t[4]], [zero; 5]))
     }
 
     /// (x + w·y, x − w·y).

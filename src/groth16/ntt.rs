@@ -193,11 +193,11 @@ impl Domain {
 
     fn twiddles(&self) -> Twiddles<'_> {
         let table = self.twiddles.get_or_init(|| {
-            let mut table = powers(self.omega, self.m / 2);
-            if self.ifma.is_some() {
-                table.par_iter_mut().for_each(|w| *w = scaled_twiddle(*w));
-            }
-            table
+            let first = match self.ifma {
+                Some(_) => scaled_twiddle(Scalar::ONE),
+                None => Scalar::ONE,
+            };
+            powers_times(first, self.omega, self.m / 2)
         });
         Twiddles {
             table,
@@ -287,12 +287,15 @@ impl Domain {
                 .map(|i| first * natural[reverse(i, bits)])
                 .collect()
         };
-        let mut lo_table = reversed_powers(x.pow_vartime([1u64 << hi_bits]), lo_bits, k);
-        let mut hi_table = reversed_powers(x, hi_bits, Scalar::ONE);
-        if let Some(ifma) = self.ifma.filter(|_| lo_table.len() >= LANES) {
-            for w in lo_table.iter_mut().chain(&mut hi_table) {
-                *w = scaled_twiddle(*w);
-            }
+        // On the vector arithmetic (rows of eight and more) both factors are scaled.
+        let vector = self.ifma.filter(|_| 1usize << lo_bits >= LANES);
+        let unit = match vector {
+            Some(_) => scaled_twiddle(Scalar::ONE),
+            None => Scalar::ONE,
+        };
+        let lo_table = reversed_powers(x.pow_vartime([1u64 << hi_bits]), lo_bits, k * unit);
+        let hi_table = reversed_powers(x, hi_bits, unit);
+        if let Some(ifma) = vector {
             v.par_chunks_mut(1 << lo_bits)
                 .zip(hi_table.par_iter())
                 .for_each(|(row, hi)| {
@@ -395,13 +398,13 @@ impl BlockTwiddles {
         if let Some(vector) = &self.vector {
             return vector.run(block, scratch, bf);
         }
-        let mut halves: Vec<usize> = std::iter::successors(Some(1usize), |h| Some(h * 2))
-            .take_while(|&h| h < block.len())
-            .collect();
-        if !B::SMALL_HALF_FIRST {
-            halves.reverse();
-        }
-        for half in halves {
+        let stages = block.len().trailing_zeros();
+        for k in 0..stages {
+            let half = if B::SMALL_HALF_FIRST {
+                1 << k
+            } else {
+                block.len() >> (k + 1)
+            };
             let range = half - 1..2 * half - 1;
             // A scaled table with no vector stages: a block below 16, only small stages.
             let w = if self.scaled {
@@ -700,6 +703,15 @@ unsafe impl Send for SharedScalars {}
 unsafe impl Sync for SharedScalars {}
 
 impl SharedScalars {
+    /// Swaps elements i and j.
+    ///
+    /// # Safety
+    /// Both are in bounds, and no other task touches either meanwhile.
+    unsafe fn swap(self, i: usize, j: usize) {
+        // SAFETY: as the caller promises.
+        unsafe { std::ptr::swap(self.0.add(i), self.0.add(j)) }
+    }
+
     /// Copies `out.len()` scalars starting at `at` into `out`.
     ///
     /// # Safety
@@ -730,23 +742,7 @@ fn reverse(i: usize, bits: u32) -> usize {
 
 /// Permutes `v` (length 2^log_m) into bit-reversed order, in parallel.
 fn bit_reverse(v: &mut [Scalar], log_m: u32) {
-    /// The vector's base pointer, shared by the tasks; each swaps only the pairs it owns.
-    #[derive(Clone, Copy)]
-    struct Shared(*mut Scalar);
-    // SAFETY: the tasks below touch disjoint pairs of elements.
-    unsafe impl Send for Shared {}
-    unsafe impl Sync for Shared {}
-    impl Shared {
-        /// Swaps elements i and j.
-        ///
-        /// # Safety
-        /// Both are in bounds, and no other thread touches either meanwhile.
-        unsafe fn swap(self, i: usize, j: usize) {
-            // SAFETY: as the caller promises.
-            unsafe { std::ptr::swap(self.0.add(i), self.0.add(j)) }
-        }
-    }
-    let base = Shared(v.as_mut_ptr());
+    let base = SharedScalars(v.as_mut_ptr());
     (0..v.len())
         .into_par_iter()
         .with_min_len(TASK)
@@ -767,10 +763,15 @@ fn invert(x: Scalar) -> Scalar {
 
 /// `[1, x, x^2, ..., x^(count-1)]`, computed in parallel chunks.
 pub fn powers(x: Scalar, count: usize) -> Vec<Scalar> {
+    powers_times(Scalar::ONE, x, count)
+}
+
+/// `[k, k·x, k·x^2, ..., k·x^(count-1)]`, computed in parallel chunks.
+fn powers_times(k: Scalar, x: Scalar, count: usize) -> Vec<Scalar> {
     let mut out = vec![Scalar::ZERO; count];
     let chunk = (count / (rayon::current_num_threads() * 4)).max(1024);
     out.par_chunks_mut(chunk).enumerate().for_each(|(c, part)| {
-        let mut acc = x.pow_vartime([(c * chunk) as u64]);
+        let mut acc = k * x.pow_vartime([(c * chunk) as u64]);
         for p in part {
             *p = acc;
             acc *= x;
