@@ -1,7 +1,9 @@
-//! `msm` group: the five MSMs of a real 2 KiB PoRep partition (h, l, a, b_g1, b_g2 over the
-//! scalars the CPU prover computes), bit-aware (zeros skipped, ones added, Pippenger for the
-//! rest; h's dense scalars through plain Pippenger on both sides) against blst's plain
-//! Pippenger for all five.
+//! `msm` group, over the five MSMs of a real 2 KiB PoRep partition (h, l, a, b_g1, b_g2 over
+//! the scalars the CPU prover computes):
+//! - `msm/bits-2k-porep`: ours (h's dense scalars on IFMA lanes where the CPU has them, the
+//!   other four bit-aware: zeros skipped, ones added, Pippenger for the rest) against blst's
+//!   plain Pippenger for all five;
+//! - `msm/dense-g1-2k-porep`: h alone, ours against blst's Pippenger.
 
 mod common;
 #[path = "../tests/common/mod.rs"]
@@ -10,7 +12,7 @@ mod fixture;
 use common::{interleaved, report, selected};
 use cuzk::groth16::cpu::quotient_coefficients;
 use cuzk::groth16::msm::{
-    msm_g1, msm_g1_bits, msm_g2, msm_g2_bits, scalar_census, to_canonical, ScalarBytes,
+    msm_g1, msm_g1_bits, msm_g1_blst, msm_g2, msm_g2_bits, scalar_census, to_canonical, ScalarBytes,
 };
 use cuzk::groth16::ntt::Domain;
 use cuzk::groth16::{BufferSet, Density};
@@ -21,7 +23,8 @@ fn gather(scalars: &[ScalarBytes], density: &Density) -> Vec<ScalarBytes> {
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    if !selected("bits-2k-porep") {
+    let (bits_case, dense_case) = (selected("bits-2k-porep"), selected("dense-g1-2k-porep"));
+    if !bits_case && !dense_case {
         return;
     }
     let fx = fixture::fixture();
@@ -41,7 +44,11 @@ fn main() {
 
     let (zeros, ones, others) = scalar_census(&aux);
     let five = |bits: bool| {
-        let h_sum = msm_g1(&srs.h[..h.len()], &h);
+        let h_sum = if bits {
+            msm_g1(&srs.h[..h.len()], &h)
+        } else {
+            msm_g1_blst(&srs.h[..h.len()], &h)
+        };
         let (l, a_sum, b1, b2) = if bits {
             (
                 msm_g1_bits(&srs.l[..aux.len()], &aux),
@@ -51,17 +58,41 @@ fn main() {
             )
         } else {
             (
-                msm_g1(&srs.l[..aux.len()], &aux),
-                msm_g1(&srs.a[..a.len()], &a),
-                msm_g1(&srs.b_g1[..b.len()], &b),
+                msm_g1_blst(&srs.l[..aux.len()], &aux),
+                msm_g1_blst(&srs.a[..a.len()], &a),
+                msm_g1_blst(&srs.b_g1[..b.len()], &b),
                 msm_g2(&srs.b_g2[..b.len()], &b),
             )
         };
         (h_sum, l, a_sum, b1, b2)
     };
+    if dense_case {
+        let runs = 3;
+        let (ours, base) = interleaved(
+            runs,
+            || {
+                msm_g1(&srs.h[..h.len()], &h);
+            },
+            || {
+                msm_g1_blst(&srs.h[..h.len()], &h);
+            },
+        );
+        let same = msm_g1(&srs.h[..h.len()], &h) == msm_g1_blst(&srs.h[..h.len()], &h);
+        assert!(same, "h's MSM differs from blst's");
+        report(
+            "msm/dense-g1-2k-porep",
+            ours,
+            Some(base),
+            runs,
+            &format!("h={}", h.len()),
+        );
+    }
+    if !bits_case {
+        return;
+    }
     assert!(
         five(true) == five(false),
-        "bit-aware MSMs differ from Pippenger"
+        "our MSMs differ from blst's Pippenger"
     );
     // Each MSM alone, once each way (stderr), to show where the time goes.
     let each = |label: &str, plain: &dyn Fn() -> Vec<u8>, bits: &dyn Fn() -> Vec<u8>| {
@@ -74,19 +105,21 @@ fn main() {
     let g1 = |p: blstrs::G1Projective| p.to_affine().to_compressed().to_vec();
     let g2 = |p: blstrs::G2Projective| p.to_affine().to_compressed().to_vec();
     each(
-        "h (dense: Pippenger both ways)",
-        &|| g1(msm_g1(&srs.h[..h.len()], &h)),
+        "h (dense: blst, IFMA lanes)",
+        &|| g1(msm_g1_blst(&srs.h[..h.len()], &h)),
         &|| g1(msm_g1(&srs.h[..h.len()], &h)),
     );
-    each("l", &|| g1(msm_g1(&srs.l[..aux.len()], &aux)), &|| {
+    each("l", &|| g1(msm_g1_blst(&srs.l[..aux.len()], &aux)), &|| {
         g1(msm_g1_bits(&srs.l[..aux.len()], &aux))
     });
-    each("a", &|| g1(msm_g1(&srs.a[..a.len()], &a)), &|| {
+    each("a", &|| g1(msm_g1_blst(&srs.a[..a.len()], &a)), &|| {
         g1(msm_g1_bits(&srs.a[..a.len()], &a))
     });
-    each("b_g1", &|| g1(msm_g1(&srs.b_g1[..b.len()], &b)), &|| {
-        g1(msm_g1_bits(&srs.b_g1[..b.len()], &b))
-    });
+    each(
+        "b_g1",
+        &|| g1(msm_g1_blst(&srs.b_g1[..b.len()], &b)),
+        &|| g1(msm_g1_bits(&srs.b_g1[..b.len()], &b)),
+    );
     each("b_g2", &|| g2(msm_g2(&srs.b_g2[..b.len()], &b)), &|| {
         g2(msm_g2_bits(&srs.b_g2[..b.len()], &b))
     });

@@ -8,8 +8,12 @@ pub mod buffer;
 pub mod cpu;
 pub mod density;
 pub mod error;
+#[cfg(target_arch = "x86_64")]
+mod fp_lanes;
 pub mod ifma;
 pub mod msm;
+#[cfg(target_arch = "x86_64")]
+mod msm_lanes;
 pub mod ntt;
 pub mod paramgen;
 pub mod pce;

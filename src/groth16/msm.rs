@@ -35,8 +35,27 @@ fn flat(scalars: &[ScalarBytes]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(scalars.as_ptr().cast::<u8>(), scalars.len() * 32) }
 }
 
-/// `sum scalars[i] * bases[i]` in G1. The slices must have equal length.
+/// Points from which the G1 MSM runs on AVX-512 IFMA lanes where the CPU has them (below,
+/// blst's Pippenger is as fast and the time is small).
+#[cfg(target_arch = "x86_64")]
+const LANE_MSM_MIN_POINTS: usize = 1 << 12;
+
+/// `sum scalars[i] * bases[i]` in G1: on AVX-512 IFMA lanes ([`super::msm_lanes`]) where the
+/// CPU has them, else blst's Pippenger; the same group element either way. The slices must
+/// have equal length and the scalars be canonical.
 pub fn msm_g1(bases: &[G1Affine], scalars: &[ScalarBytes]) -> G1Projective {
+    #[cfg(target_arch = "x86_64")]
+    if bases.len() >= LANE_MSM_MIN_POINTS {
+        if let Some(ifma) = super::ifma::Ifma::detect() {
+            return super::msm_lanes::msm_g1(ifma, bases, scalars);
+        }
+    }
+    msm_g1_blst(bases, scalars)
+}
+
+/// `sum scalars[i] * bases[i]` in G1 through blst's Pippenger (the benches' baseline). The
+/// slices must have equal length.
+pub fn msm_g1_blst(bases: &[G1Affine], scalars: &[ScalarBytes]) -> G1Projective {
     assert_eq!(bases.len(), scalars.len(), "MSM bases and scalars differ");
     if bases.is_empty() {
         return G1Projective::identity();
