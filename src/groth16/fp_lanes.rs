@@ -168,10 +168,50 @@ pub unsafe fn mul(a: &Fp8, b: &Fp8) -> Fp8 {
         t[0] = _mm512_add_epi64(t[0], carry);
         t[LIMBS] = zero;
     }
-    // Each limb holds a few 52-bit sums: carry them up.
+    normalized([t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]])
+}
+
+/// a²·2^−416 mod p, below 2p, for a below 2^17·p: [`mul`] with each cross product
+/// computed once and doubled (72 limb products instead of 128, then the same reduction).
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma")]
+pub unsafe fn square(a: &Fp8) -> Fp8 {
+    let zero = _mm512_setzero_si512();
+    let mut t = [zero; 2 * LIMBS];
+    for i in 0..LIMBS {
+        for j in i + 1..LIMBS {
+            t[i + j] = _mm512_madd52lo_epu64(t[i + j], a.0[i], a.0[j]);
+            t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], a.0[i], a.0[j]);
+        }
+    }
+    for k in 0..2 * LIMBS {
+        t[k] = _mm512_add_epi64(t[k], t[k]);
+    }
+    for i in 0..LIMBS {
+        t[2 * i] = _mm512_madd52lo_epu64(t[2 * i], a.0[i], a.0[i]);
+        t[2 * i + 1] = _mm512_madd52hi_epu64(t[2 * i + 1], a.0[i], a.0[i]);
+    }
+    // Montgomery reduction, a limb a round; limbs stay below 2^58.
+    let n_inv = splat(P_NEG_INV);
+    for i in 0..LIMBS {
+        let m = _mm512_madd52lo_epu64(zero, t[i], n_inv);
+        for k in 0..LIMBS {
+            let pk = splat(P52[k]);
+            t[i + k] = _mm512_madd52lo_epu64(t[i + k], m, pk);
+            t[i + k + 1] = _mm512_madd52hi_epu64(t[i + k + 1], m, pk);
+        }
+        t[i + 1] = _mm512_add_epi64(t[i + 1], _mm512_srli_epi64::<52>(t[i]));
+    }
+    normalized([t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15]])
+}
+
+/// Limbs holding a few 52-bit sums each, carried up to 52 bits a limb.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn normalized(t: [__m512i; LIMBS]) -> Fp8 {
     let mask = splat(MASK52);
-    let mut out = [zero; LIMBS];
-    let mut carry = zero;
+    let mut out = [_mm512_setzero_si512(); LIMBS];
+    let mut carry = _mm512_setzero_si512();
     for k in 0..LIMBS {
         let s = _mm512_add_epi64(t[k], carry);
         carry = _mm512_srli_epi64::<52>(s);
@@ -365,11 +405,11 @@ pub unsafe fn add_affine(acc: &Xyzz8, x2: &Fp8, y2: &Fp8) -> (Xyzz8, __mmask8) {
     let s2 = mul(y2, &acc.zzz);
     let p = combine([&u2], [&acc.x], 8);
     let r = combine([&s2], [&acc.y], 4);
-    let pp = mul(&p, &p);
+    let pp = square(&p);
     let exceptional = zero_mod_p(&pp);
     let ppp = mul(&p, &pp);
     let q = mul(&acc.x, &pp);
-    let r2 = mul(&r, &r);
+    let r2 = square(&r);
     let x3 = combine([&r2], [&ppp, &q, &q], 6);
     let q_minus_x3 = combine([&q], [&x3], 8);
     let y3 = combine([&mul(&r, &q_minus_x3)], [&mul(&acc.y, &ppp)], 2);
@@ -406,8 +446,8 @@ pub unsafe fn to_jacobian(p: &Xyzz8) -> JacobianWords {
     let to_blst = constant(&TO_BLST_FORM);
     let zz = mul(&p.zz, &to_blst);
     let zzz = mul(&p.zzz, &to_blst);
-    let x = mul(&p.x, &mul(&zz, &zz));
-    let y = mul(&p.y, &mul(&zzz, &zzz));
+    let x = mul(&p.x, &square(&zz));
+    let y = mul(&p.y, &square(&zzz));
     [x, y, zzz].map(|c| to_words(&canonical(&mul(&c, &to_blst))))
 }
 
@@ -417,7 +457,7 @@ pub unsafe fn to_jacobian(p: &Xyzz8) -> JacobianWords {
 pub unsafe fn from_jacobian(p: &JacobianWords) -> Xyzz8 {
     let to_lanes = constant(&TO_LANE_FORM);
     let [x, y, z] = p.map(|c| mul(&from_words(&c), &to_lanes));
-    let zz = mul(&z, &z);
+    let zz = square(&z);
     let zzz = mul(&zz, &z);
     Xyzz8 {
         x,
