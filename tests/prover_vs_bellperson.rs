@@ -139,6 +139,19 @@ fn random_shapes_match_bellperson_byte_for_byte() {
 }
 
 #[test]
+fn circuits_large_enough_for_the_lane_msm_match_bellperson_byte_for_byte() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    // 6000 constraints: h (8191 points) and the dense queries pass the 4096 points from which
+    // the G1 MSM runs on AVX-512 IFMA lanes where the CPU has them.
+    for (i, shape) in [Shape::Mixed, Shape::AuxOnly].into_iter().enumerate() {
+        let circuit = RandomCircuit::new(shape, 6000, 40 + i as u64);
+        let params = our_params(circuit.clone(), 140 + i as u64);
+        let inputs = circuit.public_inputs();
+        assert_same_as_bellperson(circuit, &params, &inputs, 1400 + i as u64);
+    }
+}
+
+#[test]
 fn power_of_two_sizes_zero_coefficients_and_wrong_witnesses_match_bellperson() {
     // bellperson adds one constraint per public input (ONE and 3 more): 1020 circuit
     // constraints fill the 2^10 domain exactly, 1021 overflow it by one.
