@@ -42,7 +42,7 @@ type RawBucket = [[u64; 8]; 4];
 /// [`super::msm::to_canonical`] gives them.
 pub fn msm_g1(ifma: Ifma, bases: &[G1Affine], scalars: &[ScalarBytes]) -> G1Projective {
     let c = window_bits(bases.len().min(CHUNK_POINTS));
-    msm_g1_windows(ifma, bases, scalars, c)
+    msm_g1_windows(ifma, bases, scalars, c, CHUNK_POINTS)
 }
 
 /// The window width for `n` points a task: each window costs about an addition a point and
@@ -53,24 +53,26 @@ fn window_bits(n: usize) -> usize {
         .expect("a non-empty range")
 }
 
-/// [`msm_g1`] with windows of `c` bits (4 to 30).
+/// [`msm_g1`] with windows of `c` bits (4 to 30) and tasks of at most `chunk` points.
 fn msm_g1_windows(
     ifma: Ifma,
     bases: &[G1Affine],
     scalars: &[ScalarBytes],
     c: usize,
+    chunk: usize,
 ) -> G1Projective {
     assert_eq!(bases.len(), scalars.len(), "MSM bases and scalars differ");
     assert!((4..=30).contains(&c), "window width {c}");
+    assert!(chunk > 0, "chunks of at least one point");
     let windows = 256usize.div_ceil(c);
     let offset = digit_offset(c, windows);
     let tasks: Vec<(usize, usize)> = (0..windows)
-        .flat_map(|w| (0..bases.len()).step_by(CHUNK_POINTS).map(move |s| (w, s)))
+        .flat_map(|w| (0..bases.len()).step_by(chunk).map(move |s| (w, s)))
         .collect();
     let sums: Vec<(usize, blst_p1)> = tasks
         .into_par_iter()
         .map(|(w, start)| {
-            let end = (start + CHUNK_POINTS).min(bases.len());
+            let end = (start + chunk).min(bases.len());
             let digits = Digits {
                 offset,
                 window: w,
@@ -85,7 +87,7 @@ fn msm_g1_windows(
     let mut per_window = vec![blst_p1::default(); windows];
     for (w, sum) in &sums {
         // SAFETY: blst reads and writes whole points; aliasing of out and a is allowed.
-        unsafe { blst_p1_add_or_double(&mut per_window[w.to_owned()], &per_window[*w], sum) };
+        unsafe { blst_p1_add_or_double(&mut per_window[*w], &per_window[*w], sum) };
     }
     let mut total = blst_p1::default();
     for window in per_window.iter().rev() {
@@ -147,7 +149,10 @@ impl Digits {
 
 /// One window's sum over a chunk of points: `Σ digit_i·bases[i]`.
 fn window_sum(ifma: Ifma, bases: &[G1Affine], scalars: &[ScalarBytes], digits: &Digits) -> blst_p1 {
-    assert!(bases.len() <= CHUNK_POINTS);
+    assert!(
+        bases.len() < NEGATE as usize,
+        "a chunk's indices fit 31 bits"
+    );
     let buckets = 1usize << (digits.bits - 1);
     // Counting sort by bucket (|digit| − 1); the sign rides in the top bit.
     let mut starts = vec![0u32; buckets + 1];
@@ -394,11 +399,17 @@ mod tests {
             let want = msm_g1_blst(&points, &bytes);
             for c in [4, 7, 16] {
                 assert_eq!(
-                    msm_g1_windows(ifma, &points, &bytes, c),
+                    msm_g1_windows(ifma, &points, &bytes, c, CHUNK_POINTS),
                     want,
                     "n={n} c={c}"
                 );
             }
+            // Several chunks a window (tasks summed per window before the doublings).
+            assert_eq!(
+                msm_g1_windows(ifma, &points, &bytes, 5, n.div_ceil(3)),
+                want,
+                "n={n}, three chunks"
+            );
             assert_eq!(msm_g1(ifma, &points, &bytes), want, "n={n}");
         }
         // Every point the same: each bucket's sum doubles and grows through the exceptions.
@@ -406,7 +417,7 @@ mod tests {
         let scalars: Vec<Scalar> = (0..500u64).map(|i| Scalar::from(i % 7)).collect();
         let bytes = to_canonical(&scalars);
         assert_eq!(
-            msm_g1_windows(ifma, &points, &bytes, 4),
+            msm_g1_windows(ifma, &points, &bytes, 4, CHUNK_POINTS),
             msm_g1_blst(&points, &bytes)
         );
     }
