@@ -20,10 +20,10 @@
 
 use std::arch::x86_64::*;
 
+use super::limbs52::{carried_sum, reduce_once, splat, MASK52};
+
 /// 52-bit limbs an element has.
 const LIMBS: usize = 8;
-
-const MASK52: u64 = (1 << 52) - 1;
 
 /// p in 52-bit limbs.
 const P52: [u64; LIMBS] = [
@@ -116,12 +116,6 @@ impl Xyzz8Mem {
 
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn splat(x: u64) -> __m512i {
-    _mm512_set1_epi64(x as i64)
-}
-
-#[inline]
-#[target_feature(enable = "avx512f")]
 unsafe fn constant(c: &[u64; LIMBS]) -> Fp8 {
     let mut out = [_mm512_setzero_si512(); LIMBS];
     for k in 0..LIMBS {
@@ -209,15 +203,7 @@ pub unsafe fn square(a: &Fp8) -> Fp8 {
 #[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn normalized(t: [__m512i; LIMBS]) -> Fp8 {
-    let mask = splat(MASK52);
-    let mut out = [_mm512_setzero_si512(); LIMBS];
-    let mut carry = _mm512_setzero_si512();
-    for k in 0..LIMBS {
-        let s = _mm512_add_epi64(t[k], carry);
-        carry = _mm512_srli_epi64::<52>(s);
-        out[k] = _mm512_and_si512(s, mask);
-    }
-    Fp8(out)
+    Fp8(carried_sum(t, [_mm512_setzero_si512(); LIMBS]))
 }
 
 /// Σ plus − Σ minus + k·p with normalized limbs; the caller's bounds keep it positive and
@@ -264,21 +250,7 @@ unsafe fn zero_mod_p(a: &Fp8) -> __mmask8 {
 #[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn canonical(a: &Fp8) -> Fp8 {
-    let mask = splat(MASK52);
-    let mut d = [_mm512_setzero_si512(); LIMBS];
-    let mut borrow = _mm512_setzero_si512();
-    for k in 0..LIMBS {
-        let x = _mm512_sub_epi64(_mm512_sub_epi64(a.0[k], splat(P52[k])), borrow);
-        borrow = _mm512_srli_epi64::<63>(x);
-        d[k] = _mm512_and_si512(x, mask);
-    }
-    // Lanes that borrowed out of the top limb were below p already.
-    let keep = _mm512_test_epi64_mask(borrow, borrow);
-    let mut out = d;
-    for k in 0..LIMBS {
-        out[k] = _mm512_mask_blend_epi64(keep, d[k], a.0[k]);
-    }
-    Fp8(out)
+    Fp8(reduce_once(a.0, &P52))
 }
 
 /// blst's six 64-bit words (one register each) to 52-bit limbs.

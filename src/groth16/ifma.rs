@@ -186,9 +186,8 @@ mod x86 {
 
     use blstrs::Scalar;
 
+    use super::super::limbs52::{self, carried_sum, splat, MASK52};
     use super::LaneScalars;
-
-    const MASK52: u64 = (1 << 52) - 1;
 
     /// r, the scalar field's modulus, in 52-bit limbs.
     const R52: [u64; 5] = limbs52([
@@ -251,12 +250,6 @@ mod x86 {
     /// Eight scalars, limb k of lane j in `.0[k]` (52 bits each).
     #[derive(Clone, Copy)]
     struct Lanes([__m512i; 5]);
-
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn splat(x: u64) -> __m512i {
-        _mm512_set1_epi64(x as i64)
-    }
 
     /// Eight consecutive scalars from `p`, re-limbed.
     #[inline]
@@ -360,38 +353,7 @@ mod x86 {
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn reduce_once(t: [__m512i; 5]) -> Lanes {
-        let r = modulus();
-        let m = splat(MASK52);
-        let mut u = [_mm512_setzero_si512(); 5];
-        let mut borrow = _mm512_setzero_si512();
-        for k in 0..5 {
-            let d = _mm512_sub_epi64(_mm512_sub_epi64(t[k], r[k]), borrow);
-            borrow = _mm512_srli_epi64::<63>(d);
-            u[k] = _mm512_and_si512(d, m);
-        }
-        // Lanes that borrowed out of the top limb had t < r: keep t there.
-        let keep = _mm512_test_epi64_mask(borrow, borrow);
-        let mut out = [_mm512_setzero_si512(); 5];
-        for k in 0..5 {
-            out[k] = _mm512_mask_blend_epi64(keep, u[k], t[k]);
-        }
-        Lanes(out)
-    }
-
-    /// a + b limb by limb with the carries carried, each limb back to 52 bits (a carry out of
-    /// the top limb is dropped). The limbs of a and b may hold more than 52 bits.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn carried_sum(a: [__m512i; 5], b: [__m512i; 5]) -> [__m512i; 5] {
-        let m = splat(MASK52);
-        let mut out = [_mm512_setzero_si512(); 5];
-        let mut carry = _mm512_setzero_si512();
-        for k in 0..5 {
-            let s = _mm512_add_epi64(_mm512_add_epi64(a[k], b[k]), carry);
-            carry = _mm512_srli_epi64::<52>(s);
-            out[k] = _mm512_and_si512(s, m);
-        }
-        out
+        Lanes(limbs52::reduce_once(t, &R52))
     }
 
     /// a + b mod r.

@@ -11,6 +11,8 @@ pub mod error;
 #[cfg(target_arch = "x86_64")]
 mod fp_lanes;
 pub mod ifma;
+#[cfg(target_arch = "x86_64")]
+mod limbs52;
 pub mod msm;
 #[cfg(target_arch = "x86_64")]
 mod msm_lanes;
