@@ -1,17 +1,17 @@
-//! Eight BLS12-381 base-field elements at once on AVX-512 IFMA, and the G1 additions a
+//! Eight BLS12-381 base-field elements at once on AVX-512 IFMA, and the affine G1 additions a
 //! Pippenger bucket needs, for the dense CPU MSM ([`super::msm_lanes`]).
 //!
 //! A field element is eight 52-bit limbs (416 bits, p has 381), limb k of the eight lanes in
-//! one register. Products are Montgomery products in radix 2^52, R = 2^416; blst keeps its
-//! elements in Montgomery form with R = 2^384. Values are only partly reduced: a product is
-//! below 2p for any two inputs below 2^17·p, so sums and differences (plus a multiple of p to
-//! stay positive) go straight into the next product, and only the exceptional-case test and
-//! the conversion back to blst reduce fully.
+//! one register. Products are Montgomery products in radix 2^52, R = 2^416 ("our form"); blst
+//! keeps its elements in Montgomery form with R = 2^384 ("blst's form"). Values are only partly
+//! reduced: a product is below 2p for any two inputs below 2^17·p, so sums and differences
+//! (plus a multiple of p to stay positive) go straight into the next product; only what is
+//! stored, compared or handed to blst is reduced below p.
 //!
-//! The points of a bucket are read in blst's form and never converted: a bucket keeps its ZZ
-//! and ZZZ coordinates times an extra 2^32, so `mul(x·2^384, ZZ·2^448)` is `x·ZZ` in our form
-//! (2^416) and `mul(ZZ·2^448, PP)` keeps the extra factor. Only a bucket's first point and its
-//! final value pay a conversion.
+//! Bucket sums are affine points in blst's form, like the SRS's points, so a point is added
+//! as read. An addition needs the inverse of x₂ − x₁: [`invert_all`] inverts many of them with
+//! one field inversion (Montgomery's trick), and [`add_with_inverse`] finishes each addition
+//! with four products and a square.
 //!
 //! Every function here needs AVX-512F and AVX-512 IFMA: callers hold an [`super::ifma::Ifma`].
 
@@ -19,6 +19,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use std::arch::x86_64::*;
+
+use blst::{blst_fp, blst_fp_inverse, blst_fp_mul, blst_p1_affine};
 
 use super::limbs52::{carried_sum, reduce_once, splat, MASK52};
 
@@ -40,8 +42,9 @@ const P52: [u64; LIMBS] = [
 /// −p^−1 mod 2^52, the Montgomery step's factor.
 const P_NEG_INV: u64 = 0x3fffcfffcfffd;
 
-/// 2^448 mod p. A product with it takes blst's form (x·2^384) to ours (x·2^416), and it is
-/// 1·2^32 in our form: a fresh bucket's ZZ and ZZZ.
+/// 2^448 mod p. A product with it takes blst's form (x·2^384) to ours (x·2^416); the tests
+/// derive the other constants from it.
+#[cfg(test)]
 const TO_LANE_FORM: [u64; LIMBS] = [
     0x7fde37dba9366,
     0x4e27525bc342b,
@@ -53,7 +56,7 @@ const TO_LANE_FORM: [u64; LIMBS] = [
     0x411c,
 ];
 
-/// 2^384 mod p. A product with it takes our form to blst's, and a bucket's ZZ·2^448 to ZZ·2^416.
+/// 2^384 mod p. A product with it takes our form to blst's.
 const TO_BLST_FORM: [u64; LIMBS] = [
     0x900000002fffd,
     0xbc40c0002760,
@@ -80,36 +83,101 @@ impl Default for Fp8Mem {
     }
 }
 
-/// Eight G1 points in XYZZ coordinates (x = X/ZZ, y = Y/ZZZ): X and Y in our form, ZZ and ZZZ
-/// times 2^32 (see the module doc).
-#[derive(Clone, Copy)]
-pub struct Xyzz8 {
-    x: Fp8,
-    y: Fp8,
-    zz: Fp8,
-    zzz: Fp8,
+/// 2^416 mod p: 1 in our form.
+const LANE_ONE: [u64; LIMBS] = [
+    0x6480ea8e9b9af,
+    0x65766c8fe444f,
+    0x8b540fea96f7d,
+    0x3b2ee82efd422,
+    0xa6723e5f0ade5,
+    0xff6eb6fdd4230,
+    0xe06ef23c24a25,
+    0x14c8e,
+];
+
+/// 2^480 mod p: a product with it takes blst's inverse of v (2^768/v) to ours (2^832/v).
+const INVERSE_TO_LANE_FORM: [u64; LIMBS] = [
+    0x6a0c0a653f6fc,
+    0xdf21bc8d58e0c,
+    0x63665a0c7a249,
+    0xf6cc74d9c6d43,
+    0xb33c525492b6b,
+    0xc5935a887f8c8,
+    0x487a48f1eb623,
+    0x1447c,
+];
+
+/// 2p in 52-bit limbs: values below 4p are reduced by subtracting it, then p.
+const P52_TWICE: [u64; LIMBS] = twice(&P52);
+
+/// `2·m` with the carries carried (m below 2^415).
+const fn twice(m: &[u64; LIMBS]) -> [u64; LIMBS] {
+    let mut out = [0u64; LIMBS];
+    let mut carry = 0;
+    let mut k = 0;
+    while k < LIMBS {
+        let s = 2 * m[k] + carry;
+        out[k] = s & MASK52;
+        carry = s >> 52;
+        k += 1;
+    }
+    out
 }
 
-/// [`Xyzz8`] in memory: a lane of it is a bucket's running sum.
+/// Eight affine G1 points in blst's form (x·2^384, y·2^384), reduced below p: a lane of it is
+/// a bucket's sum.
 #[derive(Clone, Copy, Default)]
-pub struct Xyzz8Mem {
-    /// X, Y, ZZ·2^32, ZZZ·2^32.
-    pub coords: [Fp8Mem; 4],
+pub struct Affine8Mem {
+    /// x of the eight points.
+    pub x: Fp8Mem,
+    /// y of the eight points.
+    pub y: Fp8Mem,
 }
 
-impl Xyzz8Mem {
-    /// Lane j's limbs, coordinate by coordinate.
-    pub fn lane(&self, j: usize) -> [[u64; LIMBS]; 4] {
-        self.coords
-            .map(|c| std::array::from_fn(|k| c.0[LIMBS * k + j]))
+impl Affine8Mem {
+    /// Lane j as blst's affine point.
+    pub fn lane(&self, j: usize) -> blst_p1_affine {
+        blst_p1_affine {
+            x: blst_fp {
+                l: self.x.lane_words(j),
+            },
+            y: blst_fp {
+                l: self.y.lane_words(j),
+            },
+        }
     }
 
-    /// Sets lane j's limbs.
-    pub fn set_lane(&mut self, j: usize, limbs: &[[u64; LIMBS]; 4]) {
-        for (c, l) in self.coords.iter_mut().zip(limbs) {
-            for k in 0..LIMBS {
-                c.0[LIMBS * k + j] = l[k];
+    /// Sets lane j to blst's affine point `p` (reduced below p, as blst keeps it).
+    pub fn set_lane(&mut self, j: usize, p: &blst_p1_affine) {
+        self.x.set_lane_words(j, &p.x.l);
+        self.y.set_lane_words(j, &p.y.l);
+    }
+}
+
+impl Fp8Mem {
+    /// Lane j's value (below 2^384) as six 64-bit words.
+    pub fn lane_words(&self, j: usize) -> [u64; 6] {
+        let mut w = [0u64; 6];
+        for k in 0..LIMBS {
+            let limb = self.0[LIMBS * k + j];
+            let (word, shift) = (52 * k / 64, 52 * k % 64);
+            w[word] |= limb << shift;
+            if shift > 12 && word + 1 < 6 {
+                w[word + 1] |= limb >> (64 - shift);
             }
+        }
+        w
+    }
+
+    /// Sets lane j to the value of six 64-bit words.
+    pub fn set_lane_words(&mut self, j: usize, w: &[u64; 6]) {
+        for k in 0..LIMBS {
+            let (word, shift) = (52 * k / 64, 52 * k % 64);
+            let mut v = w[word] >> shift;
+            if shift > 12 && word + 1 < 6 {
+                v |= w[word + 1] << (64 - shift);
+            }
+            self.0[LIMBS * k + j] = v & MASK52;
         }
     }
 }
@@ -127,7 +195,7 @@ unsafe fn constant(c: &[u64; LIMBS]) -> Fp8 {
 /// Loads eight elements.
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn load(m: &Fp8Mem) -> Fp8 {
+pub unsafe fn load(m: &Fp8Mem) -> Fp8 {
     let p = m.0.as_ptr() as *const __m512i;
     let mut out = [_mm512_setzero_si512(); LIMBS];
     for k in 0..LIMBS {
@@ -297,7 +365,7 @@ unsafe fn to_words(a: &Fp8) -> [__m512i; 6] {
 pub struct Gathered {
     /// x in blst's form.
     pub x: Fp8,
-    /// y in blst's form, negated in the lanes asked.
+    /// y in blst's form, negated in the lanes asked, below p.
     pub y: Fp8,
     /// Lanes whose point is the point at infinity (blst's all-zero affine encoding).
     pub infinity: __mmask8,
@@ -336,113 +404,134 @@ pub unsafe fn gather_affine(
     }
     Gathered {
         x,
-        y: Fp8(y_out),
+        y: canonical(&Fp8(y_out)),
         infinity: _mm512_cmpeq_epi64_mask(any, zero) & active,
     }
 }
 
-/// Loads eight XYZZ points.
+/// Stores the lanes of `mask` of `v`.
 #[inline]
 #[target_feature(enable = "avx512f")]
-pub unsafe fn load_xyzz(m: &Xyzz8Mem) -> Xyzz8 {
-    Xyzz8 {
-        x: load(&m.coords[0]),
-        y: load(&m.coords[1]),
-        zz: load(&m.coords[2]),
-        zzz: load(&m.coords[3]),
+pub unsafe fn store_where(m: &mut Fp8Mem, v: &Fp8, mask: __mmask8) {
+    let at = m.0.as_mut_ptr() as *mut __m512i;
+    for k in 0..LIMBS {
+        let old = _mm512_load_si512(at.add(k));
+        _mm512_store_si512(at.add(k), _mm512_mask_blend_epi64(mask, old, v.0[k]));
     }
 }
 
-/// Stores the lanes of `mask` of eight XYZZ points.
+/// Stores eight elements.
 #[inline]
 #[target_feature(enable = "avx512f")]
-pub unsafe fn store_xyzz_where(m: &mut Xyzz8Mem, p: &Xyzz8, mask: __mmask8) {
-    for (c, v) in m.coords.iter_mut().zip([&p.x, &p.y, &p.zz, &p.zzz]) {
-        let at = c.0.as_mut_ptr() as *mut __m512i;
-        for k in 0..LIMBS {
-            let old = _mm512_load_si512(at.add(k));
-            _mm512_store_si512(at.add(k), _mm512_mask_blend_epi64(mask, old, v.0[k]));
-        }
+pub unsafe fn store(m: &mut Fp8Mem, v: &Fp8) {
+    let at = m.0.as_mut_ptr() as *mut __m512i;
+    for k in 0..LIMBS {
+        _mm512_store_si512(at.add(k), v.0[k]);
     }
 }
 
-/// acc + (x2, y2) (the affine point in blst's form), and the lanes where the sum formula does
-/// not hold: the point's x equals acc's, so the sum is a doubling or the point at infinity.
-/// acc must not be the point at infinity.
+/// `x2 − x1 + p` for x1 and x2 below p (so below 2p and never negative), and the lanes where
+/// it is 0 mod p: x1 = x2, where the chord formula does not hold (a doubling or a cancellation).
 #[inline]
-#[target_feature(enable = "avx512f,avx512ifma")]
-pub unsafe fn add_affine(acc: &Xyzz8, x2: &Fp8, y2: &Fp8) -> (Xyzz8, __mmask8) {
-    // Bounds (in p): X < 8, Y < 4, ZZ and ZZZ < 2, every product < 2.
-    let u2 = mul(x2, &acc.zz);
-    let s2 = mul(y2, &acc.zzz);
-    let p = combine([&u2], [&acc.x], 8);
-    let r = combine([&s2], [&acc.y], 4);
-    let pp = square(&p);
-    let exceptional = zero_mod_p(&pp);
-    let ppp = mul(&p, &pp);
-    let q = mul(&acc.x, &pp);
-    let r2 = square(&r);
-    let x3 = combine([&r2], [&ppp, &q, &q], 6);
-    let q_minus_x3 = combine([&q], [&x3], 8);
-    let y3 = combine([&mul(&r, &q_minus_x3)], [&mul(&acc.y, &ppp)], 2);
-    let sum = Xyzz8 {
-        x: x3,
-        y: y3,
-        zz: mul(&acc.zz, &pp),
-        zzz: mul(&acc.zzz, &ppp),
-    };
-    (sum, exceptional)
+#[target_feature(enable = "avx512f")]
+pub unsafe fn x_difference(x1: &Fp8, x2: &Fp8) -> (Fp8, __mmask8) {
+    let d = combine([x2], [x1], 1);
+    let same_x = zero_mod_p(&d);
+    (d, same_x)
 }
 
-/// Eight buckets started with the affine points (x2, y2) in blst's form.
+/// `d` where `keep`, else 1 in our form: the lanes an inversion must skip get a value that
+/// has an inverse.
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub unsafe fn or_one(d: &Fp8, keep: __mmask8) -> Fp8 {
+    let mut out = d.0;
+    for k in 0..LIMBS {
+        out[k] = _mm512_mask_blend_epi64(keep, splat(LANE_ONE[k]), d.0[k]);
+    }
+    Fp8(out)
+}
+
+/// The chord sum of the affine points (x1, y1) and (x2, y2) (blst's form, below p) with x1 ≠ x2,
+/// given `inverse` = 2^832/(x2 − x1 + p), as [`invert_all`] leaves the difference of
+/// [`x_difference`]. The sum is in blst's form, below p.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
-pub unsafe fn from_affine(x2: &Fp8, y2: &Fp8) -> Xyzz8 {
-    let to_lanes = constant(&TO_LANE_FORM);
-    Xyzz8 {
-        x: mul(x2, &to_lanes),
-        y: mul(y2, &to_lanes),
-        zz: to_lanes,
-        zzz: to_lanes,
+pub unsafe fn add_with_inverse(
+    x1: &Fp8,
+    y1: &Fp8,
+    x2: &Fp8,
+    y2: &Fp8,
+    inverse: &Fp8,
+) -> (Fp8, Fp8) {
+    // (y2 − y1)·2^384 · 2^832/((x2 − x1)·2^384) · 2^−416: λ in our form.
+    let lambda = mul(&combine([y2], [y1], 1), inverse);
+    // λ²·2^416, then ·2^384·2^−416: blst's form.
+    let lambda_squared = mul(&square(&lambda), &constant(&TO_BLST_FORM));
+    let x3 = below_p_from_4p(&combine([&lambda_squared], [x1, x2], 2));
+    // λ·2^416 · (x1 − x3)·2^384 · 2^−416: blst's form.
+    let y3 = below_p_from_4p(&combine([&mul(&lambda, &combine([x1], [&x3], 1))], [y1], 1));
+    (x3, y3)
+}
+
+/// a (below 4p) reduced below p.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn below_p_from_4p(a: &Fp8) -> Fp8 {
+    Fp8(reduce_once(reduce_once(a.0, &P52_TWICE), &P52))
+}
+
+/// Replaces every lane value v of `values` (normalized, below 2^17·p, not 0 mod p) by
+/// 2^832/v mod p, below 2p: in our form, the inverse of the value v stands for. One field
+/// inversion serves them all: products down the slice, eight lanes inverted together
+/// ([`invert_lanes`]), then two products an element on the way back. `prefix` is scratch,
+/// at least as long as `values`.
+#[target_feature(enable = "avx512f,avx512ifma")]
+pub unsafe fn invert_all(values: &mut [Fp8Mem], prefix: &mut [Fp8Mem]) {
+    assert!(prefix.len() >= values.len(), "scratch for every element");
+    let mut product = constant(&LANE_ONE);
+    for (v, p) in values.iter().zip(prefix.iter_mut()) {
+        store(p, &product);
+        product = mul(&product, &load(v));
+    }
+    let mut inverse = invert_lanes(&product);
+    for (v, p) in values.iter_mut().zip(prefix.iter()).rev() {
+        let value = load(v);
+        store(v, &mul(&inverse, &load(p)));
+        inverse = mul(&inverse, &value);
     }
 }
 
-/// Eight points in blst's Jacobian form (X, Y, Z; x = X/Z², y = Y/Z³), six words a
-/// coordinate, reduced below p.
-pub type JacobianWords = [[__m512i; 6]; 3];
-
-/// XYZZ to Jacobian (X·ZZ², Y·ZZZ², ZZZ) in blst's form.
-#[inline]
+/// 2^832/v mod p for each lane value v (below 2p, not 0 mod p), through blst: the eight
+/// lanes' product is inverted once (`blst_fp_inverse`) and split by Montgomery's trick.
 #[target_feature(enable = "avx512f,avx512ifma")]
-pub unsafe fn to_jacobian(p: &Xyzz8) -> JacobianWords {
-    let to_blst = constant(&TO_BLST_FORM);
-    let zz = mul(&p.zz, &to_blst);
-    let zzz = mul(&p.zzz, &to_blst);
-    let x = mul(&p.x, &square(&zz));
-    let y = mul(&p.y, &square(&zzz));
-    [x, y, zzz].map(|c| to_words(&canonical(&mul(&c, &to_blst))))
-}
-
-/// Jacobian points in blst's form to XYZZ (X, Y, Z², Z³).
-#[inline]
-#[target_feature(enable = "avx512f,avx512ifma")]
-pub unsafe fn from_jacobian(p: &JacobianWords) -> Xyzz8 {
-    let to_lanes = constant(&TO_LANE_FORM);
-    let [x, y, z] = p.map(|c| mul(&from_words(&c), &to_lanes));
-    let zz = square(&z);
-    let zzz = mul(&zz, &z);
-    Xyzz8 {
-        x,
-        y,
-        zz: mul(&zz, &to_lanes),
-        zzz: mul(&zzz, &to_lanes),
+unsafe fn invert_lanes(v: &Fp8) -> Fp8 {
+    let lanes: [blst_fp; 8] = words_to(&to_words(&canonical(v))).map(|l| blst_fp { l });
+    // blst's product is a·b·2^−384; its inverse of a is 2^768/a.
+    let mut running = [lanes[0]; 8];
+    for j in 1..8 {
+        blst_fp_mul(&mut running[j], &running[j - 1], &lanes[j]);
     }
+    let mut inverse = blst_fp::default();
+    blst_fp_inverse(&mut inverse, &running[7]);
+    let mut out = [blst_fp::default(); 8];
+    for j in (1..8).rev() {
+        blst_fp_mul(&mut out[j], &inverse, &running[j - 1]);
+        let carried = inverse;
+        blst_fp_mul(&mut inverse, &carried, &lanes[j]);
+    }
+    out[0] = inverse;
+    // 2^768/v · 2^480 · 2^−416 = 2^832/v.
+    mul(
+        &from_words(&words_from(&out.map(|f| f.l))),
+        &constant(&INVERSE_TO_LANE_FORM),
+    )
 }
 
 /// Eight lanes of six words from memory (lane j's words at `words[j]`).
 #[inline]
 #[target_feature(enable = "avx512f")]
-pub unsafe fn words_from(words: &[[u64; 6]; 8]) -> [__m512i; 6] {
+unsafe fn words_from(words: &[[u64; 6]; 8]) -> [__m512i; 6] {
     let mut out = [_mm512_setzero_si512(); 6];
     for (k, v) in out.iter_mut().enumerate() {
         *v = _mm512_set_epi64(
@@ -462,10 +551,112 @@ pub unsafe fn words_from(words: &[[u64; 6]; 8]) -> [__m512i; 6] {
 /// Six words of eight lanes to memory (lane j's words at `[j]`).
 #[inline]
 #[target_feature(enable = "avx512f")]
-pub unsafe fn words_to(v: &[__m512i; 6]) -> [[u64; 6]; 8] {
+unsafe fn words_to(v: &[__m512i; 6]) -> [[u64; 6]; 8] {
     let mut lanes = [[0u64; 8]; 6];
     for (k, l) in lanes.iter_mut().enumerate() {
         _mm512_storeu_si512(l.as_mut_ptr() as *mut __m512i, v[k]);
     }
     std::array::from_fn(|j| std::array::from_fn(|k| lanes[k][j]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::groth16::ifma::Ifma;
+    use blst::{blst_p1, blst_p1_add_or_double_affine, blst_p1_from_affine, blst_p1_to_affine};
+    use blstrs::{G1Affine, G1Projective};
+    use group::{Curve, Group};
+    use rand_chacha::rand_core::SeedableRng;
+
+    /// Eight points in lanes, and blst's affine form of each.
+    fn random_points(rng: &mut rand_chacha::ChaCha8Rng) -> (Affine8Mem, [blst_p1_affine; 8]) {
+        let mut lanes = Affine8Mem::default();
+        let points: [blst_p1_affine; 8] = std::array::from_fn(|_| {
+            let p = G1Projective::random(&mut *rng).to_affine();
+            // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine.
+            unsafe { std::mem::transmute::<G1Affine, blst_p1_affine>(p) }
+        });
+        for (j, p) in points.iter().enumerate() {
+            lanes.set_lane(j, p);
+        }
+        (lanes, points)
+    }
+
+    #[test]
+    fn constants_are_the_powers_of_two_they_name() {
+        let Some(_) = Ifma::detect() else {
+            eprintln!("no AVX-512 IFMA on this CPU: the lane arithmetic is not used here");
+            return;
+        };
+        let mut got = [Fp8Mem::default(), Fp8Mem::default()];
+        // SAFETY: the CPU has the features (detected above).
+        unsafe {
+            let to_lanes = constant(&TO_LANE_FORM);
+            store(
+                &mut got[0],
+                &canonical(&mul(&to_lanes, &constant(&TO_BLST_FORM))),
+            );
+            store(&mut got[1], &canonical(&mul(&to_lanes, &to_lanes)));
+        }
+        for j in 0..8 {
+            let lane = |m: &Fp8Mem| -> [u64; LIMBS] { std::array::from_fn(|k| m.0[LIMBS * k + j]) };
+            assert_eq!(lane(&got[0]), LANE_ONE, "2^448 · 2^384 / 2^416");
+            assert_eq!(lane(&got[1]), INVERSE_TO_LANE_FORM, "2^448 · 2^448 / 2^416");
+        }
+    }
+
+    #[test]
+    fn chord_sums_with_shared_inversion_match_blst() {
+        let Some(_) = Ifma::detect() else {
+            eprintln!("no AVX-512 IFMA on this CPU: the lane arithmetic is not used here");
+            return;
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let groups = 5;
+        let pairs: Vec<_> = (0..groups)
+            .map(|_| (random_points(&mut rng), random_points(&mut rng)))
+            .collect();
+        let mut differences = vec![Fp8Mem::default(); groups];
+        let mut prefix = vec![Fp8Mem::default(); groups];
+        let mut sums = vec![Affine8Mem::default(); groups];
+        // SAFETY: the CPU has the features (detected above).
+        unsafe {
+            for (((a, _), (b, _)), d) in pairs.iter().zip(differences.iter_mut()) {
+                let (difference, same_x) = x_difference(&load(&a.x), &load(&b.x));
+                assert_eq!(same_x, 0, "random points have distinct x");
+                store(d, &difference);
+            }
+            invert_all(&mut differences, &mut prefix);
+            for (((a, _), (b, _)), (d, sum)) in pairs.iter().zip(differences.iter().zip(&mut sums))
+            {
+                let (x3, y3) =
+                    add_with_inverse(&load(&a.x), &load(&a.y), &load(&b.x), &load(&b.y), &load(d));
+                store(&mut sum.x, &x3);
+                store(&mut sum.y, &y3);
+            }
+        }
+        for (((_, a), (_, b)), sum) in pairs.iter().zip(&sums) {
+            for j in 0..8 {
+                let (mut p, mut want) = (blst_p1::default(), blst_p1_affine::default());
+                // SAFETY: blst reads and writes whole points.
+                unsafe {
+                    blst_p1_from_affine(&mut p, &a[j]);
+                    blst_p1_add_or_double_affine(&mut p, &p, &b[j]);
+                    blst_p1_to_affine(&mut want, &p);
+                }
+                let got = sum.lane(j);
+                assert_eq!((got.x.l, got.y.l), (want.x.l, want.y.l), "lane {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn words_and_limbs_round_trip() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let (lanes, points) = random_points(&mut rng);
+        for (j, p) in points.iter().enumerate() {
+            assert_eq!(lanes.x.lane_words(j), p.x.l);
+            assert_eq!(lanes.lane(j).y.l, p.y.l);
+        }
+    }
 }

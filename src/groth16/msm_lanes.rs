@@ -1,24 +1,27 @@
-//! The dense G1 MSM (h's, on the CPU) with eight bucket sums at once on AVX-512 IFMA.
+//! The dense G1 MSM (h's, on the CPU) with bucket sums in AVX-512 IFMA lanes.
 //!
 //! Signed windows of c bits: a scalar plus `Σ 2^(w·c + c − 1)` read in base 2^c, minus
 //! 2^(c−1) a digit, gives digits in [−2^(c−1), 2^(c−1)) with no carries between windows, so
 //! every window is independent. Per window (and chunk of at most [`CHUNK_POINTS`] points) the
-//! points are counting-sorted by bucket; each of the eight lanes then sums one bucket's run of
-//! points at a time ([`fp_lanes::add_affine`]: XYZZ plus affine, ten products), so no two lanes
-//! ever add into the same bucket. The rare addition the formula cannot do (the bucket's sum
-//! and the point share x: a doubling or a cancellation) goes through blst for that lane.
-//! Buckets are then summed by blst (running sums) and windows combined by doublings.
+//! points are counting-sorted by bucket; each lane of up to [`GROUPS`] groups of eight then
+//! sums one bucket's run of points at a time, so no two lanes ever add into the same bucket.
+//! The sums are affine: a step adds one point in every lane by the chord formula, the
+//! inverses of the x differences of all lanes sharing one field inversion (batch-affine
+//! addition: seven products an addition against ten for XYZZ coordinates). The rare addition
+//! the chord cannot do (the bucket's sum and the point share x: a doubling or a cancellation)
+//! goes through blst for that lane. Buckets are then summed by blst (running sums, the buckets
+//! added as affine points) and windows combined by doublings.
 //!
 //! The sum is the group element blst's Pippenger gives; the proof bytes do not change.
 
 use blst::{
-    blst_fp, blst_p1, blst_p1_add_or_double, blst_p1_affine, blst_p1_cneg, blst_p1_double,
-    blst_p1_from_affine, blst_p1_is_inf,
+    blst_p1, blst_p1_add_or_double, blst_p1_add_or_double_affine, blst_p1_affine, blst_p1_double,
+    blst_p1_from_affine, blst_p1_is_inf, blst_p1_to_affine,
 };
 use blstrs::{G1Affine, G1Projective};
 use rayon::prelude::*;
 
-use super::fp_lanes::{self, JacobianWords, Xyzz8Mem};
+use super::fp_lanes::{self, Affine8Mem, Fp8Mem};
 use super::ifma::Ifma;
 use super::msm::ScalarBytes;
 
@@ -31,12 +34,9 @@ const AFFINE_WORDS: u64 = 12;
 /// The top bit of a sorted entry: subtract the point.
 const NEGATE: u32 = 1 << 31;
 
-/// How many additions ahead a lane prefetches its point (an addition of eight lanes takes
-/// about two microseconds; the points are scattered over the SRS).
-const PREFETCH_AHEAD: usize = 1;
-
-/// One bucket's XYZZ limbs as a lane left them ([`Xyzz8Mem::lane`]).
-type RawBucket = [[u64; 8]; 4];
+/// Groups of eight lanes that add a point each per step, sharing one field inversion
+/// (~2.4 µs, spread over up to 1024 additions of ~150 ns).
+const GROUPS: usize = 128;
 
 /// `Σ scalars[i]·bases[i]` in G1. The scalars must be canonical (below r), as
 /// [`super::msm::to_canonical`] gives them.
@@ -155,9 +155,9 @@ fn window_sum(ifma: Ifma, bases: &[G1Affine], scalars: &[ScalarBytes], digits: &
     );
     let buckets = 1usize << (digits.bits - 1);
     // Counting sort by bucket (|digit| − 1); the sign rides in the top bit.
+    let window: Vec<i32> = scalars.iter().map(|s| digits.of(s) as i32).collect();
     let mut starts = vec![0u32; buckets + 1];
-    for s in scalars {
-        let d = digits.of(s);
+    for &d in &window {
         if d != 0 {
             starts[d.unsigned_abs() as usize] += 1;
         }
@@ -167,156 +167,225 @@ fn window_sum(ifma: Ifma, bases: &[G1Affine], scalars: &[ScalarBytes], digits: &
     }
     let mut order = vec![0u32; starts[buckets] as usize];
     let mut next = starts.clone();
-    for (i, s) in scalars.iter().enumerate() {
-        let d = digits.of(s);
+    for (i, &d) in window.iter().enumerate() {
         if d != 0 {
             let b = d.unsigned_abs() as usize - 1;
             order[next[b] as usize] = i as u32 | if d < 0 { NEGATE } else { 0 };
             next[b] += 1;
         }
     }
-    drop(next);
-    let mut raw = vec![RawBucket::default(); buckets];
-    let mut filled = vec![false; buckets];
+    drop((next, window));
+    let mut sums = vec![None; buckets];
     // SAFETY: `ifma` proves the CPU features; every sorted index is below bases.len().
-    unsafe { accumulate(ifma, bases, &order, &starts, &mut raw, &mut filled) };
-    // SAFETY: as above.
-    unsafe { running_sums(ifma, &raw, &filled) }
+    unsafe { accumulate(ifma, bases, &order, &starts, &mut sums) };
+    running_sums(&sums)
 }
 
-/// Sums each bucket's points (`order[starts[b]..starts[b + 1]]`) into `raw[b]`, eight buckets
-/// at a time, and marks the buckets whose sum is not the point at infinity.
+/// The lanes of one group in one step of [`accumulate`].
+struct GroupStep {
+    group: usize,
+    /// Where each active lane's point starts, in words from the first base.
+    offsets: [u64; 8],
+    /// Lanes with a point this step.
+    active: u8,
+    /// Lanes whose point is subtracted.
+    negate: u8,
+    /// Lanes adding their point to their bucket's sum by the chord formula.
+    adding: u8,
+    /// Lanes whose point has their bucket sum's x (a doubling or a cancellation).
+    same_x: u8,
+    /// Lanes whose point starts their bucket's sum.
+    fresh: u8,
+}
+
+/// Where a lane is in the sorted order.
+#[derive(Clone, Copy, Default)]
+struct LaneCursor {
+    bucket: Option<usize>,
+    pos: usize,
+    end: usize,
+}
+
+/// The bucket sums in progress: groups of eight lanes, each lane summing one bucket's run of
+/// the sorted order, then the next bucket's.
+struct BucketLanes<'a> {
+    order: &'a [u32],
+    starts: &'a [u32],
+    /// The sums, affine in blst's form.
+    acc: Vec<Affine8Mem>,
+    /// Lanes whose bucket has a sum (not the point at infinity), per group.
+    has_sum: Vec<u8>,
+    cursors: Vec<LaneCursor>,
+    /// The first bucket no lane has taken.
+    next_bucket: usize,
+}
+
+impl BucketLanes<'_> {
+    /// Takes group g's next entry in each lane, moving a lane whose bucket is done to the next
+    /// bucket with points (its finished sum goes to `sums`); prefetches the points. None
+    /// where every bucket of the group's lanes is done and none is left.
+    ///
+    /// # Safety
+    /// `base` must be the first base, and every sorted index a base's.
+    unsafe fn next_entries(
+        &mut self,
+        g: usize,
+        base: *const u64,
+        sums: &mut [Option<blst_p1_affine>],
+    ) -> Option<GroupStep> {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let buckets = self.starts.len() - 1;
+        let (mut active, mut negate) = (0u8, 0u8);
+        let mut offsets = [0u64; 8];
+        for (j, offset) in offsets.iter_mut().enumerate() {
+            let cursor = &mut self.cursors[8 * g + j];
+            while cursor.pos == cursor.end {
+                if let Some(b) = cursor.bucket.take() {
+                    if self.has_sum[g] & (1 << j) != 0 {
+                        sums[b] = Some(self.acc[g].lane(j));
+                    }
+                }
+                self.has_sum[g] &= !(1 << j);
+                let starts = self.starts;
+                let mut b = self.next_bucket;
+                while b < buckets && starts[b] == starts[b + 1] {
+                    b += 1;
+                }
+                if b == buckets {
+                    self.next_bucket = b;
+                    break;
+                }
+                *cursor = LaneCursor {
+                    bucket: Some(b),
+                    pos: starts[b] as usize,
+                    end: starts[b + 1] as usize,
+                };
+                self.next_bucket = b + 1;
+            }
+            if cursor.pos < cursor.end {
+                let entry = self.order[cursor.pos];
+                cursor.pos += 1;
+                active |= 1 << j;
+                negate |= ((entry >> 31) as u8) << j;
+                *offset = u64::from(entry & !NEGATE) * AFFINE_WORDS;
+                // Gathered once every group's entries are read (microseconds on).
+                let at = base.add(*offset as usize);
+                _mm_prefetch::<_MM_HINT_T0>(at as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(at.add(8) as *const i8);
+            }
+        }
+        (active != 0).then_some(GroupStep {
+            group: g,
+            offsets,
+            active,
+            negate,
+            adding: 0,
+            same_x: 0,
+            fresh: 0,
+        })
+    }
+}
+
+/// Sums each bucket's points (`order[starts[b]..starts[b + 1]]`) into `sums[b]` (None where
+/// the sum is the point at infinity). Up to [`GROUPS`] groups of eight lanes each sum one
+/// bucket's run of points at a time, so no two lanes of a step share a bucket; a step adds
+/// one point in every lane: the differences of x first, then one shared inversion
+/// ([`fp_lanes::invert_all`]), then the sums.
 #[target_feature(enable = "avx512f,avx512ifma")]
 unsafe fn accumulate(
     _: Ifma,
     bases: &[G1Affine],
     order: &[u32],
     starts: &[u32],
-    raw: &mut [RawBucket],
-    filled: &mut [bool],
+    sums: &mut [Option<blst_p1_affine>],
 ) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
     let base = bases.as_ptr() as *const u64;
-    let buckets = starts.len() - 1;
-    let mut acc = Xyzz8Mem::default();
-    // Lanes whose bucket has a running sum (not the point at infinity).
-    let mut has_sum = 0u8;
-    let (mut pos, mut end) = ([0usize; 8], [0usize; 8]);
-    let mut bucket = [None::<usize>; 8];
-    let mut next_bucket = 0;
+    let groups = GROUPS.min((starts.len() - 1).div_ceil(8));
+    let mut lanes = BucketLanes {
+        order,
+        starts,
+        acc: vec![Affine8Mem::default(); groups],
+        has_sum: vec![0; groups],
+        cursors: vec![LaneCursor::default(); 8 * groups],
+        next_bucket: 0,
+    };
+    let mut points = vec![Affine8Mem::default(); groups];
+    let mut differences = vec![Fp8Mem::default(); groups];
+    let mut prefix = vec![Fp8Mem::default(); groups];
+    let mut steps: Vec<GroupStep> = Vec::with_capacity(groups);
     loop {
-        let (mut active, mut negate) = (0u8, 0u8);
-        let mut offsets = [0u64; 8];
-        for j in 0..8 {
-            while pos[j] == end[j] {
-                if let Some(b) = bucket[j].take() {
-                    if has_sum & (1 << j) != 0 {
-                        raw[b] = acc.lane(j);
-                        filled[b] = true;
-                    }
-                }
-                has_sum &= !(1 << j);
-                while next_bucket < buckets && starts[next_bucket] == starts[next_bucket + 1] {
-                    next_bucket += 1;
-                }
-                if next_bucket == buckets {
-                    break;
-                }
-                bucket[j] = Some(next_bucket);
-                (pos[j], end[j]) = (
-                    starts[next_bucket] as usize,
-                    starts[next_bucket + 1] as usize,
-                );
-                next_bucket += 1;
-            }
-            if pos[j] < end[j] {
-                let entry = order[pos[j]];
-                pos[j] += 1;
-                active |= 1 << j;
-                negate |= ((entry >> 31) as u8) << j;
-                offsets[j] = u64::from(entry & !NEGATE) * AFFINE_WORDS;
-                if pos[j] + PREFETCH_AHEAD < end[j] {
-                    let entry = order[pos[j] + PREFETCH_AHEAD];
-                    let ahead = base.add((entry & !NEGATE) as usize * AFFINE_WORDS as usize);
-                    _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
-                    _mm_prefetch::<_MM_HINT_T0>(ahead.add(8) as *const i8);
-                }
-            }
-        }
-        if active == 0 {
+        steps.clear();
+        steps.extend((0..groups).filter_map(|g| lanes.next_entries(g, base, sums)));
+        if steps.is_empty() {
             return;
         }
-        let point = fp_lanes::gather_affine(base, &offsets, active, negate);
-        let live = active & !point.infinity;
-        let adding = live & has_sum;
-        // Taken before the additions: a lane whose sum cancels to infinity below has used
-        // its point.
-        let fresh = live & !has_sum;
-        if adding != 0 {
-            let (sum, exceptional) =
-                fp_lanes::add_affine(&fp_lanes::load_xyzz(&acc), &point.x, &point.y);
-            let exceptional = exceptional & adding;
-            fp_lanes::store_xyzz_where(&mut acc, &sum, adding & !exceptional);
-            for j in (0..8).filter(|j| exceptional & (1 << j) != 0) {
-                let at = &bases[(offsets[j] / AFFINE_WORDS) as usize];
-                if !add_through_blst(&mut acc, j, at, negate & (1 << j) != 0) {
-                    has_sum &= !(1 << j);
+        for (step, difference) in steps.iter_mut().zip(differences.iter_mut()) {
+            let g = step.group;
+            let point = fp_lanes::gather_affine(base, &step.offsets, step.active, step.negate);
+            fp_lanes::store(&mut points[g].x, &point.x);
+            fp_lanes::store(&mut points[g].y, &point.y);
+            let live = step.active & !point.infinity;
+            let has_sum = lanes.has_sum[g];
+            let (d, same_x) = fp_lanes::x_difference(&fp_lanes::load(&lanes.acc[g].x), &point.x);
+            step.same_x = same_x & live & has_sum;
+            step.adding = live & has_sum & !step.same_x;
+            step.fresh = live & !has_sum;
+            fp_lanes::store(difference, &fp_lanes::or_one(&d, step.adding));
+        }
+        fp_lanes::invert_all(&mut differences[..steps.len()], &mut prefix);
+        for (step, inverse) in steps.iter().zip(&differences) {
+            let g = step.group;
+            let (sum, point) = (&mut lanes.acc[g], &points[g]);
+            if step.adding != 0 {
+                let (x3, y3) = fp_lanes::add_with_inverse(
+                    &fp_lanes::load(&sum.x),
+                    &fp_lanes::load(&sum.y),
+                    &fp_lanes::load(&point.x),
+                    &fp_lanes::load(&point.y),
+                    &fp_lanes::load(inverse),
+                );
+                fp_lanes::store_where(&mut sum.x, &x3, step.adding);
+                fp_lanes::store_where(&mut sum.y, &y3, step.adding);
+            }
+            if step.fresh != 0 {
+                fp_lanes::store_where(&mut sum.x, &fp_lanes::load(&point.x), step.fresh);
+                fp_lanes::store_where(&mut sum.y, &fp_lanes::load(&point.y), step.fresh);
+                lanes.has_sum[g] |= step.fresh;
+            }
+            for j in (0..8).filter(|j| step.same_x & (1 << j) != 0) {
+                match add_through_blst(&sum.lane(j), &point.lane(j)) {
+                    Some(p) => sum.set_lane(j, &p),
+                    None => lanes.has_sum[g] &= !(1 << j),
                 }
             }
         }
-        if fresh != 0 {
-            let start = fp_lanes::from_affine(&point.x, &point.y);
-            fp_lanes::store_xyzz_where(&mut acc, &start, fresh);
-            has_sum |= fresh;
+    }
+}
+
+/// a + b through blst, for the sums the chord formula does not cover (a doubling or a
+/// cancellation); None where the sum is the point at infinity.
+fn add_through_blst(a: &blst_p1_affine, b: &blst_p1_affine) -> Option<blst_p1_affine> {
+    let (mut sum, mut affine) = (blst_p1::default(), blst_p1_affine::default());
+    // SAFETY: blst reads and writes whole points.
+    unsafe {
+        blst_p1_from_affine(&mut sum, a);
+        blst_p1_add_or_double_affine(&mut sum, &sum, b);
+        if blst_p1_is_inf(&sum) {
+            return None;
         }
+        blst_p1_to_affine(&mut affine, &sum);
     }
+    Some(affine)
 }
 
-/// Lane j of `acc` plus ±`point` through blst (the lanes' formula does not cover it); false
-/// where the sum is the point at infinity.
-#[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn add_through_blst(acc: &mut Xyzz8Mem, j: usize, point: &G1Affine, negate: bool) -> bool {
-    let words = fp_lanes::to_jacobian(&fp_lanes::load_xyzz(acc)).map(|c| fp_lanes::words_to(&c)[j]);
-    let mut sum = blst_p1 {
-        x: blst_fp { l: words[0] },
-        y: blst_fp { l: words[1] },
-        z: blst_fp { l: words[2] },
-    };
-    let mut p = blst_p1::default();
-    // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine.
-    blst_p1_from_affine(&mut p, (point as *const G1Affine).cast::<blst_p1_affine>());
-    blst_p1_cneg(&mut p, negate);
-    blst_p1_add_or_double(&mut sum, &sum, &p);
-    if blst_p1_is_inf(&sum) {
-        return false;
-    }
-    let every_lane = [sum.x.l, sum.y.l, sum.z.l].map(|c| fp_lanes::words_from(&[c; 8]));
-    let mut converted = Xyzz8Mem::default();
-    fp_lanes::store_xyzz_where(&mut converted, &fp_lanes::from_jacobian(&every_lane), 0xff);
-    acc.set_lane(j, &converted.lane(j));
-    true
-}
-
-/// `Σ_b (b + 1)·bucket_b` by running sums from the top bucket, converting eight buckets at a
-/// time to blst's Jacobian form.
-#[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn running_sums(_: Ifma, raw: &[RawBucket], filled: &[bool]) -> blst_p1 {
+/// `Σ_b (b + 1)·sums[b]` by running sums from the top bucket.
+fn running_sums(sums: &[Option<blst_p1_affine>]) -> blst_p1 {
     let (mut running, mut total) = (blst_p1::default(), blst_p1::default());
-    for group in (0..raw.len() / 8).rev() {
-        let mut lanes = Xyzz8Mem::default();
-        for j in 0..8 {
-            lanes.set_lane(j, &raw[8 * group + j]);
-        }
-        let jacobian: JacobianWords = fp_lanes::to_jacobian(&fp_lanes::load_xyzz(&lanes));
-        let [x, y, z] = jacobian.map(|c| fp_lanes::words_to(&c));
-        for j in (0..8).rev() {
-            if filled[8 * group + j] {
-                let bucket = blst_p1 {
-                    x: blst_fp { l: x[j] },
-                    y: blst_fp { l: y[j] },
-                    z: blst_fp { l: z[j] },
-                };
-                blst_p1_add_or_double(&mut running, &running, &bucket);
+    for bucket in sums.iter().rev() {
+        // SAFETY: blst reads and writes whole points; aliasing of out and a is allowed.
+        unsafe {
+            if let Some(p) = bucket {
+                blst_p1_add_or_double_affine(&mut running, &running, p);
             }
             blst_p1_add_or_double(&mut total, &total, &running);
         }
