@@ -11,7 +11,7 @@
 //! Bucket sums are affine points in blst's form, like the SRS's points, so a point is added
 //! as read. An addition needs the inverse of x₂ − x₁: [`invert_all`] inverts many of them with
 //! one field inversion (Montgomery's trick), and [`add_with_inverse`] finishes each addition
-//! with four products and a square.
+//! with three products and a square (the inversion adds three more).
 //!
 //! Every function here needs AVX-512F and AVX-512 IFMA: callers hold an [`super::ifma::Ifma`].
 
