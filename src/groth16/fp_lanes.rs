@@ -338,29 +338,6 @@ unsafe fn from_words(w: &[__m512i; 6]) -> Fp8 {
     Fp8(out)
 }
 
-/// 52-bit limbs of a value below 2^384 to six 64-bit words.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn to_words(a: &Fp8) -> [__m512i; 6] {
-    let mut out = [_mm512_setzero_si512(); 6];
-    for (i, word) in out.iter_mut().enumerate() {
-        let (lo_bit, hi_bit) = (64 * i, 64 * i + 64);
-        for j in 0..LIMBS {
-            let (lo, hi) = (52 * j, 52 * j + 52);
-            if hi <= lo_bit || lo >= hi_bit {
-                continue;
-            }
-            let part = if lo >= lo_bit {
-                _mm512_sllv_epi64(a.0[j], splat((lo - lo_bit) as u64))
-            } else {
-                _mm512_srlv_epi64(a.0[j], splat((lo_bit - lo) as u64))
-            };
-            *word = _mm512_or_si512(*word, part);
-        }
-    }
-    out
-}
-
 /// Where a lane of [`gather_affine`] found its point.
 pub struct Gathered {
     /// x in blst's form.
@@ -506,7 +483,11 @@ pub unsafe fn invert_all(values: &mut [Fp8Mem], prefix: &mut [Fp8Mem]) {
 /// lanes' product is inverted once (`blst_fp_inverse`) and split by Montgomery's trick.
 #[target_feature(enable = "avx512f,avx512ifma")]
 unsafe fn invert_lanes(v: &Fp8) -> Fp8 {
-    let lanes: [blst_fp; 8] = words_to(&to_words(&canonical(v))).map(|l| blst_fp { l });
+    let mut values = Fp8Mem::default();
+    store(&mut values, &canonical(v));
+    let lanes: [blst_fp; 8] = std::array::from_fn(|j| blst_fp {
+        l: values.lane_words(j),
+    });
     // blst's product is a·b·2^−384; its inverse of a is 2^768/a.
     let mut running = [lanes[0]; 8];
     for j in 1..8 {
@@ -521,42 +502,11 @@ unsafe fn invert_lanes(v: &Fp8) -> Fp8 {
         blst_fp_mul(&mut inverse, &carried, &lanes[j]);
     }
     out[0] = inverse;
+    for (j, inverse) in out.iter().enumerate() {
+        values.set_lane_words(j, &inverse.l);
+    }
     // 2^768/v · 2^480 · 2^−416 = 2^832/v.
-    mul(
-        &from_words(&words_from(&out.map(|f| f.l))),
-        &constant(&INVERSE_TO_LANE_FORM),
-    )
-}
-
-/// Eight lanes of six words from memory (lane j's words at `words[j]`).
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn words_from(words: &[[u64; 6]; 8]) -> [__m512i; 6] {
-    let mut out = [_mm512_setzero_si512(); 6];
-    for (k, v) in out.iter_mut().enumerate() {
-        *v = _mm512_set_epi64(
-            words[7][k] as i64,
-            words[6][k] as i64,
-            words[5][k] as i64,
-            words[4][k] as i64,
-            words[3][k] as i64,
-            words[2][k] as i64,
-            words[1][k] as i64,
-            words[0][k] as i64,
-        );
-    }
-    out
-}
-
-/// Six words of eight lanes to memory (lane j's words at `[j]`).
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn words_to(v: &[__m512i; 6]) -> [[u64; 6]; 8] {
-    let mut lanes = [[0u64; 8]; 6];
-    for (k, l) in lanes.iter_mut().enumerate() {
-        _mm512_storeu_si512(l.as_mut_ptr() as *mut __m512i, v[k]);
-    }
-    std::array::from_fn(|j| std::array::from_fn(|k| lanes[k][j]))
+    mul(&load(&values), &constant(&INVERSE_TO_LANE_FORM))
 }
 
 #[cfg(test)]
