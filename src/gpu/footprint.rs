@@ -92,8 +92,9 @@ pub struct GpuFitOfCircuit {
 }
 
 /// How partitions of (`domain`, `aux`, `inputs`) use a device of `device_bytes` with
-/// `srs_bytes` of parameters: two at once when both fit beside all the parameters; else one
-/// at a time, with the parameters that do not fit beside it streamed from the host; else none.
+/// `srs_bytes` of parameters: two at once when both fit beside all the parameters, or beside
+/// all but a few that are streamed when that pays ([`streamed_to_hold_two`]); else one at a
+/// time, with the parameters that do not fit beside it streamed from the host; else none.
 /// A and B are counted with every variable, an upper bound.
 pub fn gpu_fit(
     device_bytes: u64,
@@ -109,6 +110,20 @@ pub fn gpu_fit(
         return GpuFitOfCircuit {
             at_once: 2,
             streamed_bytes: 0,
+        };
+    }
+    let room_for_two = usable.saturating_sub(
+        fixed + 2 * one + density_map_bytes(aux, inputs) + pair_headroom_bytes(usable),
+    );
+    if let Some(streamed) = streamed_to_hold_two(
+        srs_bytes,
+        room_for_two,
+        stream_window_bytes(STREAM_CHUNK),
+        upload_bytes(domain, aux, inputs),
+    ) {
+        return GpuFitOfCircuit {
+            at_once: 2,
+            streamed_bytes: streamed,
         };
     }
     let room = usable.saturating_sub(fixed + one);
@@ -131,6 +146,41 @@ pub fn gpu_fit(
     }
 }
 
+/// Bytes of the parameters to stream so that two partitions fit on the device at once, when
+/// that pays: `room` is what the device has for parameters beside two partitions (and the rest
+/// it holds), and `upload` what one partition copies to the device. Two partitions at once let
+/// the next one's copies and NTTs run under this one's MSMs, hiding at least its `upload`
+/// bytes of host-to-device copies; streaming costs the streamed bytes over the same link at
+/// each partition. So it pays while the streamed bytes are at most half the upload (a margin
+/// for what a GPU run has not yet measured). None when it does not pay or the room cannot
+/// hold the streaming window; never 0 (all parameters fitting is not streaming).
+pub fn streamed_to_hold_two(srs_bytes: u64, room: u64, window: u64, upload: u64) -> Option<u64> {
+    let kept = room.checked_sub(window)?;
+    let streamed = srs_bytes.saturating_sub(kept);
+    (streamed > 0 && streamed <= upload / 2).then_some(streamed)
+}
+
+/// Device memory kept free beside two partitions held at once by streaming parameters, a 64th
+/// of what is usable: room for a CRITICAL partition to start without waiting for one of the
+/// two (a 32 GiB WinningPoSt partition with its parameters takes about 0.4 GB; an 80 GB GPU
+/// keeps 1.3 GB).
+pub fn pair_headroom_bytes(usable: u64) -> u64 {
+    usable / 64
+}
+
+/// Device bytes of a circuit's density maps kept with its resident parameters: for A's aux
+/// variables, B's inputs and B's aux variables, a word and a 4-byte prefix count per 64 (about
+/// 49 MB at 32 GiB PoRep).
+pub fn density_map_bytes(aux: usize, inputs: usize) -> u64 {
+    (2 * aux.div_ceil(64) + inputs.div_ceil(64)) as u64 * 12
+}
+
+/// Bytes one partition copies to the device: a, b and c over the domain, aux and the inputs
+/// (about 17 GB at 32 GiB PoRep).
+pub fn upload_bytes(domain: usize, aux: usize, inputs: usize) -> u64 {
+    (3 * domain + aux + inputs) as u64 * SCALAR
+}
+
 /// Most "other" scalars one split MSM gathers at a time (with their points), unless a check
 /// sets another: bounds its scratch to 2^22 scalars and points (about 0.5 GB on G1, 0.9 GB on
 /// G2).
@@ -144,8 +194,8 @@ mod tests {
     const POREP_32G: (u64, usize, usize, usize) = (47_373_927_744, 1 << 27, 130_169_893, 328);
 
     #[test]
-    fn a_32g_porep_partition_takes_about_20_gb_an_80_gb_gpu_holds_one_at_a_time_and_24_gb_streams()
-    {
+    fn a_32g_porep_partition_takes_about_20_gb_an_80_gb_gpu_holds_two_streaming_7_gb_and_24_gb_streams(
+    ) {
         let (srs, domain, aux, inputs) = POREP_32G;
         let one =
             partition_device_bytes(domain, aux, inputs, aux + inputs, aux + inputs, SPLIT_CHUNK);
@@ -159,13 +209,41 @@ mod tests {
         let h200 = 150_000_000_000; // 139.7 GiB
         let rtx = 25_769_803_776; // 24 GiB
         let fit = |device| gpu_fit(device, srs, domain, aux, inputs);
-        assert_eq!(
-            fit(h100),
-            GpuFitOfCircuit {
-                at_once: 1,
-                streamed_bytes: 0
-            }
+        // 80 GiB: two partitions are 3.8 GB short beside all the parameters; streaming about
+        // 7 GB of them (under half of the 17 GB a partition uploads) holds two, with the
+        // headroom for a CRITICAL partition left free.
+        let upload = upload_bytes(domain, aux, inputs);
+        assert!((16_900_000_000..17_200_000_000).contains(&upload), "{upload}");
+        let h100_fit = fit(h100);
+        assert_eq!(h100_fit.at_once, 2, "{h100_fit:?}");
+        assert!(
+            (5_000_000_000..=upload / 2).contains(&h100_fit.streamed_bytes),
+            "{h100_fit:?}"
         );
+        let usable = usable_device_bytes(h100);
+        let kept = srs - h100_fit.streamed_bytes;
+        let maps = density_map_bytes(aux, inputs);
+        let window = stream_window_bytes(STREAM_CHUNK);
+        let fixed = msm_state_bytes(domain);
+        assert_eq!(
+            kept + window + maps + fixed + 2 * one + pair_headroom_bytes(usable),
+            usable,
+            "the kept parameters fill the room beside two partitions exactly"
+        );
+        // The headroom holds a 32 GiB WinningPoSt partition (2^19 domain) with its 184 MiB of
+        // parameters and density maps.
+        let (w_aux, w_inputs) = (375_210, 133);
+        let winning = partition_device_bytes(
+            1 << 19,
+            w_aux,
+            w_inputs,
+            w_aux + w_inputs,
+            w_aux + w_inputs,
+            SPLIT_CHUNK,
+        ) + (184 << 20)
+            + density_map_bytes(w_aux, w_inputs)
+            + msm_state_bytes(1 << 19);
+        assert!(winning < pair_headroom_bytes(usable), "{winning}");
         assert_eq!(
             fit(h200),
             GpuFitOfCircuit {
@@ -183,7 +261,11 @@ mod tests {
         );
         // 16 GiB: not even one partition.
         assert_eq!(fit(17_179_869_184).at_once, 0);
-        // 32 GiB WindowPoSt: 57 GiB of parameters fit beside a partition on 80 GiB; on a GPU
+        // 48 GiB: holding two would stream 40 GB, more than a partition's upload: one at a
+        // time.
+        assert_eq!(fit(48 << 30).at_once, 1);
+        // 32 GiB WindowPoSt: 57 GiB of parameters fit beside a partition on 80 GiB, and
+        // holding two would stream 20 GB (more than half its upload): one at a time; on a GPU
         // of 80e9 bytes about 4.4 GB of them are streamed.
         let window = |device| gpu_fit(device, 57 << 30, 1 << 27, 126_902_376, 25_840);
         assert_eq!(
@@ -199,6 +281,15 @@ mod tests {
             (3_000_000_000..6_000_000_000).contains(&small.streamed_bytes),
             "{small:?}"
         );
+    }
+
+    #[test]
+    fn streaming_to_hold_two_pays_up_to_half_the_upload() {
+        // room 10, window 2: 8 kept.
+        assert_eq!(streamed_to_hold_two(12, 10, 2, 8), Some(4));
+        assert_eq!(streamed_to_hold_two(13, 10, 2, 8), None, "5 > 8 / 2");
+        assert_eq!(streamed_to_hold_two(8, 10, 2, 8), None, "nothing streamed");
+        assert_eq!(streamed_to_hold_two(9, 1, 2, 100), None, "no room for the window");
     }
 
     #[test]

@@ -35,7 +35,8 @@ use super::resident::{
 use super::stream::{GpuEvent, GpuStream};
 use crate::gpu::busy::BusyClock;
 use crate::gpu::footprint::{
-    msm_state_bytes, partition_device_bytes, stream_window_bytes, usable_device_bytes, SPLIT_CHUNK,
+    density_map_bytes, msm_state_bytes, pair_headroom_bytes, partition_device_bytes,
+    stream_window_bytes, streamed_to_hold_two, upload_bytes, usable_device_bytes, SPLIT_CHUNK,
     STREAM_CHUNK,
 };
 use crate::gpu::Curve;
@@ -70,6 +71,44 @@ fn msm_split_default() -> bool {
         std::env::var("CUZK_GPU_MSM_SPLIT").as_deref(),
         Ok("0") | Ok("false")
     )
+}
+
+/// Streaming a few parameters to hold two partitions at once is on unless
+/// `CUZK_GPU_PAIR_STREAMING` is `0` or `false`.
+fn pair_streaming_default() -> bool {
+    !matches!(
+        std::env::var("CUZK_GPU_PAIR_STREAMING").as_deref(),
+        Ok("0") | Ok("false")
+    )
+}
+
+/// What a partition of a circuit needs on the device beside its parameters, to decide how
+/// much of them to keep resident so that two such partitions fit at once.
+#[derive(Clone, Copy)]
+struct PairNeeds {
+    /// One partition's device bytes ([`partition_device_bytes`]).
+    partition: u64,
+    /// The kept MSM state for its largest MSM.
+    msm_state: u64,
+    /// The circuit's density maps, kept with the parameters.
+    maps: u64,
+    /// What one partition copies to the device.
+    upload: u64,
+}
+
+impl PairNeeds {
+    /// Bytes of a parameter set of `whole` bytes to keep resident so that two partitions fit
+    /// beside it, `in_use` bytes of other sets and a streaming `window` on a device of
+    /// `usable` bytes: None when two fit beside the whole set, or when streaming the rest does
+    /// not pay ([`streamed_to_hold_two`]).
+    fn kept_to_hold_two(&self, whole: u64, usable: u64, in_use: u64, window: u64) -> Option<u64> {
+        let two = 2 * self.partition + self.msm_state;
+        if whole + in_use + two <= usable {
+            return None;
+        }
+        let room = usable.saturating_sub(in_use + two + self.maps + pair_headroom_bytes(usable));
+        streamed_to_hold_two(whole, room, window, self.upload).map(|streamed| whole - streamed)
+    }
 }
 
 /// The kernels of one group, so a split MSM is written once for G1 and G2.
@@ -226,6 +265,9 @@ pub struct GpuBackend {
     /// Most device bytes a parameter set may keep resident (see
     /// [`GpuBackend::set_parameter_limit`]).
     parameter_limit: std::sync::atomic::AtomicU64,
+    /// Whether a parameter set keeps fewer points resident when that lets two partitions
+    /// fit at once (see [`GpuBackend::set_pair_streaming`]).
+    pair_streaming: AtomicBool,
 }
 
 /// Where [`GpuBackend::inject_kernel_failure`] makes the next partition fail.
@@ -323,6 +365,7 @@ impl GpuBackend {
             stream_chunk: AtomicUsize::new(STREAM_CHUNK),
             streamed_msms: AtomicUsize::new(0),
             parameter_limit: std::sync::atomic::AtomicU64::new(u64::MAX),
+            pair_streaming: AtomicBool::new(pair_streaming_default()),
             busy: BusyClock::new(),
             failures: AtomicUsize::new(0),
         })
@@ -469,6 +512,16 @@ impl GpuBackend {
     /// can run the streamed MSMs on a device with room for everything.
     pub fn set_parameter_limit(&self, bytes: u64) {
         self.parameter_limit.store(bytes, Ordering::SeqCst);
+    }
+
+    /// Turns on or off (on unless `CUZK_GPU_PAIR_STREAMING=0`) keeping a parameter set
+    /// uploaded from now on partly on the host when two of its partitions do not fit on the
+    /// device beside all of it but do beside all but a few GB, and streaming those pays
+    /// ([`streamed_to_hold_two`]): an 80 GB GPU at 32 GiB PoRep then streams about 7 GB a
+    /// partition and starts the next partition's copies and NTTs under this one's MSMs, where
+    /// it would otherwise prove one partition at a time.
+    pub fn set_pair_streaming(&self, on: bool) {
+        self.pair_streaming.store(on, Ordering::SeqCst);
     }
 
     /// How many MSMs streamed their points from the host since the backend opened.
@@ -811,6 +864,17 @@ impl GpuBackend {
     /// through. Idle resident sets are dropped first when the device lacks room; what still
     /// does not fit is an out-of-memory error.
     pub fn resident(&self, srs: &Arc<Srs>, beside: u64) -> Result<Arc<ResidentSrs>> {
+        self.resident_with(srs, beside, None)
+    }
+
+    /// [`GpuBackend::resident`], keeping fewer of the parameters resident when that lets two
+    /// partitions of `pair` fit on the device at once and pair streaming is on.
+    fn resident_with(
+        &self,
+        srs: &Arc<Srs>,
+        beside: u64,
+        pair: Option<PairNeeds>,
+    ) -> Result<Arc<ResidentSrs>> {
         let key = Arc::as_ptr(srs) as usize;
         let mut map = self.resident.lock().unwrap_or_else(|p| p.into_inner());
         map.retain(|_, (weak, _)| weak.strong_count() > 0);
@@ -821,15 +885,28 @@ impl GpuBackend {
         }
         let (free, total) = self.ctx.memory_info()?;
         let window = self.stream_window_bytes();
-        let room = usable_device_bytes(total)
-            .saturating_sub(in_use_bytes(&map, key, window) + beside)
+        let usable = usable_device_bytes(total);
+        let in_use = in_use_bytes(&map, key, window);
+        let room = usable
+            .saturating_sub(in_use + beside)
             .min(self.parameter_limit.load(Ordering::SeqCst));
         let whole = ResidentSrs::bytes_for(srs);
-        let allowance = if whole <= room {
+        let mut allowance = if whole <= room {
             whole
         } else {
             room.saturating_sub(window)
         };
+        let for_two = pair
+            .filter(|_| self.pair_streaming.load(Ordering::SeqCst))
+            .and_then(|pair| pair.kept_to_hold_two(whole, usable, in_use, window));
+        if let Some(kept) = for_two {
+            debug!(
+                "device {}: keeping {kept} of {whole} parameter bytes resident so that two \
+                 partitions fit at once",
+                self.ordinal()
+            );
+            allowance = allowance.min(kept);
+        }
         if free < allowance + allowance / 4 && !map.is_empty() {
             debug!(
                 "device {}: dropping {} resident SRS for room",
@@ -902,7 +979,13 @@ impl GpuBackend {
                 .saturating_add(msm_state)
         };
         let slot = self.admit(bytes, &fixed)?;
-        let resident = self.resident(srs, bytes + msm_state)?;
+        let pair = PairNeeds {
+            partition: bytes,
+            msm_state,
+            maps: density_map_bytes(asg.aux.len(), ni),
+            upload: upload_bytes(m, asg.aux.len(), ni),
+        };
+        let resident = self.resident_with(srs, bytes + msm_state, Some(pair))?;
 
         let abc = self.buffers.take(3 * m * SCALAR)?;
         let (da, db, dc) = (abc.at(0), abc.at(m * SCALAR), abc.at(2 * m * SCALAR));
