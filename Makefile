@@ -200,7 +200,7 @@ emu-test: fixtures
 	MAX_LG=16 BENCH_MAX_LG=18 KERNEL_CHECK_MAX_LG=18 PARTITION_LG=13 PARTITION_RUNS=1 PARTITION_TIMEOUT=300 STREAM_JOBS=1 STREAM=winning CHECK_KINDS=porep-v1_1,winning,window,snap KERNEL_CHECK_TIMEOUT=600 KERNEL_TIMEOUT=600 CHECK_TIMEOUT=900 BENCH_TIMEOUT=600 BUDGET=2400 \
 	  "$(EMU_BUNDLE)/gpu-check.sh" "$(EMU_OUT)" || { tail -40 "$(EMU_OUT)/gpu-check.log"; exit 1; }
 	@grep -q "^=== cuzk: $(EMU_BUNDLE)/cuzk-portable" "$(EMU_OUT)/gpu-check.log" || { echo "emu-test: gpu-check.sh did not run the bundle's cuzk-portable"; exit 1; }
-	@grep -q "^BENCH gpu/partition-n13 " "$(EMU_OUT)/summary.txt" && grep -q "^BENCH gpu/partition-n13-pipelined .*memory_waits=0" "$(EMU_OUT)/summary.txt" && grep "^BENCH gpu/partition-n13-as-24gib " "$(EMU_OUT)/summary.txt" | grep -q "locked_bytes=[1-9]" || { echo "emu-test: the synthetic partition did not run resident, pipelined two at once, and streamed from locked memory"; exit 1; }
+	@grep -q "^BENCH gpu/partition-n13 " "$(EMU_OUT)/summary.txt" && grep -q "^BENCH gpu/partition-n13-pipelined .*memory_waits=0" "$(EMU_OUT)/summary.txt" && grep "^BENCH gpu/partition-n13-as-24gib " "$(EMU_OUT)/summary.txt" | grep -q "locked_bytes=[1-9]" && grep -q "^BENCH gpu/partition-n13-as-80gib-pipelined .*memory_waits=0 .*locked_bytes=[1-9]" "$(EMU_OUT)/summary.txt" || { echo "emu-test: the synthetic partition did not run resident, pipelined two at once (all resident, and as an 80 GiB GPU keeps them), and streamed from locked memory"; exit 1; }
 	$(CARGO) build --release --features gpu-emulator --lib
 	scripts/install-lib.sh --dev $(TARGET)/release $(EMU_GO_LIB) $(CURDIR)/include $(EMU_GO_LIB)
 	cd go && $(EMU_GO_ENV) go run ./cmd/cuzk-demo >"$(EMU_OUT)/demo.log" 2>&1 || { tail -40 "$(EMU_OUT)/demo.log"; exit 1; }

@@ -135,7 +135,10 @@ fn two_partitions_fit_at_once_by_streaming_a_few_parameters_and_proofs_stay_bell
     let Beside::Waiting(second) = start_beside(&gpu, &srs, assignment(), randomness) else {
         panic!("with pair streaming off, two partitions fit beside all the parameters");
     };
-    check(&gpu.prove_finish(first.pending).unwrap(), "first partition, off");
+    check(
+        &gpu.prove_finish(first.pending).unwrap(),
+        "first partition, off",
+    );
     let second = second
         .recv_timeout(Duration::from_secs(120))
         .expect("the waiting partition never started");

@@ -1457,7 +1457,9 @@ mod tests {
         assert_eq!(h100.gpus[0].streamed_to_hold_two, vec!["porep".to_string()]);
         let pair_streamed = h100.gpus[0].streamed[0].1 as f64;
         assert!((5e9..8.5e9).contains(&pair_streamed), "{:?}", h100.gpus[0]);
-        assert!(h100.render().contains("so that two of its partitions fit at once"));
+        assert!(h100
+            .render()
+            .contains("so that two of its partitions fit at once"));
         assert!(!h100.render().contains("holds one partition at a time"));
         assert_eq!(h200.gpus[0].partitions_at_once, 2, "{}", h200.render());
         assert!(h200.gpus[0].streamed.is_empty());

@@ -213,7 +213,10 @@ mod tests {
         // 7 GB of them (under half of the 17 GB a partition uploads) holds two, with the
         // headroom for a CRITICAL partition left free.
         let upload = upload_bytes(domain, aux, inputs);
-        assert!((16_900_000_000..17_200_000_000).contains(&upload), "{upload}");
+        assert!(
+            (16_900_000_000..17_200_000_000).contains(&upload),
+            "{upload}"
+        );
         let h100_fit = fit(h100);
         assert_eq!(h100_fit.at_once, 2, "{h100_fit:?}");
         assert!(
@@ -289,7 +292,11 @@ mod tests {
         assert_eq!(streamed_to_hold_two(12, 10, 2, 8), Some(4));
         assert_eq!(streamed_to_hold_two(13, 10, 2, 8), None, "5 > 8 / 2");
         assert_eq!(streamed_to_hold_two(8, 10, 2, 8), None, "nothing streamed");
-        assert_eq!(streamed_to_hold_two(9, 1, 2, 100), None, "no room for the window");
+        assert_eq!(
+            streamed_to_hold_two(9, 1, 2, 100),
+            None,
+            "no room for the window"
+        );
     }
 
     #[test]

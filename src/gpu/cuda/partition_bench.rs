@@ -133,6 +133,9 @@ pub fn bench_partition(lg: u32, runs: usize, as_gib: u64) -> Res<()> {
         .gpu;
 
     let gpu = first_device()?;
+    // All parameters resident whatever the device: the baseline. (An 80 GB GPU would
+    // otherwise stream some of them to hold two partitions; that is the pair run below.)
+    gpu.set_pair_streaming(false);
     let resident = timed_partitions(&gpu, &shape, &srs, runs, "resident")?;
     println!(
         "BENCH gpu/partition-n{} ours={:.1} base=NA speedup=NA runs={runs} {} \
@@ -145,8 +148,9 @@ pub fn bench_partition(lg: u32, runs: usize, as_gib: u64) -> Res<()> {
         shape.srs_bytes(),
         table.start_ms + table.finish_ms
     );
-    pipelined_pair(&gpu, &shape, &srs, resident.total_ms)?;
+    pipelined_pair(&gpu, &shape, &srs, resident.total_ms, "pipelined")?;
     drop(gpu);
+    pipelined_as_80gib(&shape, &srs, resident.total_ms)?;
     if as_gib == 0 {
         return Ok(());
     }
@@ -159,7 +163,7 @@ pub fn bench_partition(lg: u32, runs: usize, as_gib: u64) -> Res<()> {
     };
     let gpu = first_device()?;
     // Chunks scaled with the shape, so a small one streams in as many chunks as 2^27 does.
-    let chunk = (STREAM_CHUNK >> (27 - shape.lg)).max(1);
+    let chunk = scaled_stream_chunk(&shape);
     gpu.set_stream_chunk(chunk);
     gpu.set_parameter_limit(keep + stream_window_bytes(chunk));
     let streamed = timed_partitions(&gpu, &shape, &srs, runs, &format!("as {as_gib} GiB"))?;
@@ -175,10 +179,46 @@ pub fn bench_partition(lg: u32, runs: usize, as_gib: u64) -> Res<()> {
     Ok(())
 }
 
+/// Stream chunks scaled with the shape, so a small one streams in as many chunks as 2^27 does.
+fn scaled_stream_chunk(shape: &SyntheticShape) -> usize {
+    (STREAM_CHUNK >> (27 - shape.lg)).max(1)
+}
+
+/// Two partitions pipelined on a backend of its own that keeps only what an 80 GiB GPU keeps
+/// of the parameters to hold two 32 GiB PoRep partitions at once (the same fraction at smaller
+/// shapes; see `footprint::streamed_to_hold_two`) and streams the rest from page-locked
+/// memory. Prints `BENCH gpu/partition-n<lg>-as-80gib-pipelined` against `serial_ms` (all
+/// resident, one partition alone): above 1 the pair streaming an 80 GB GPU does by default
+/// pays; below, `CUZK_GPU_PAIR_STREAMING=0` (one partition at a time) is faster.
+fn pipelined_as_80gib(shape: &SyntheticShape, srs: &Arc<Srs>, serial_ms: f64) -> Res<()> {
+    let full = SyntheticShape::porep_32g(27)?;
+    let fit = gpu_fit(
+        80 << 30,
+        full.srs_bytes(),
+        full.domain(),
+        full.aux,
+        full.inputs,
+    );
+    if fit.at_once != 2 || fit.streamed_bytes == 0 {
+        println!("NOTE partition bench: an 80 GiB GPU streams nothing to hold two partitions");
+        return Ok(());
+    }
+    let kept = (full.srs_bytes() - fit.streamed_bytes) as f64 / full.srs_bytes() as f64;
+    let gpu = first_device()?;
+    let chunk = scaled_stream_chunk(shape);
+    gpu.set_stream_chunk(chunk);
+    gpu.set_parameter_limit((shape.srs_bytes() as f64 * kept) as u64 + stream_window_bytes(chunk));
+    // One untimed partition uploads the parameters.
+    let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(9);
+    let warm_up = synthetic_assignment(shape, gpu.alloc_buffers(shape.domain()), 30)?;
+    gpu.prove(warm_up, srs, Randomness::random(&mut rng))?;
+    pipelined_pair(&gpu, shape, srs, serial_ms, "as-80gib-pipelined")
+}
+
 /// Two partitions as the engine pipelines them, on `gpu` with the parameters already there:
 /// one thread starts them in turn, another finishes each as its start returns, so the second
 /// one's copies and NTTs can overlap the first one's MSMs where the device holds both. Both
-/// buffer sets are filled before the clock starts. Prints `BENCH gpu/partition-n<lg>-pipelined`
+/// buffer sets are filled before the clock starts. Prints `BENCH gpu/partition-n<lg>-<name>`
 /// (per partition, against `serial_ms`, one partition's start + finish alone), or a NOTE when
 /// the host lacks memory for a second set. Whether the overlap pays decides whether an 80 GB
 /// GPU should stream some parameters to hold two 32 GiB partitions at once (docs/gpu.md).
@@ -187,12 +227,13 @@ fn pipelined_pair(
     shape: &SyntheticShape,
     srs: &Arc<Srs>,
     serial_ms: f64,
+    name: &str,
 ) -> Res<()> {
     let need = shape.set_bytes() * 2 * 11 / 10;
     if host_available_bytes().is_some_and(|available| available < need) {
         println!(
             "NOTE partition bench: no memory for two more buffer sets ({need} bytes): no \
-             pipelined run"
+             {name} run"
         );
         return Ok(());
     }
@@ -235,13 +276,17 @@ fn pipelined_pair(
         finished == 2,
         "{finished} of 2 pipelined partitions finished"
     );
+    let resident = gpu.resident(srs, 0)?;
     println!(
-        "BENCH gpu/partition-n{}-pipelined ours={per_partition:.1} base={serial_ms:.1} \
-         speedup={:.2} runs=1 partitions=2 memory_waits={} (per partition: two started and \
-         finished on two threads; base: one alone)",
+        "BENCH gpu/partition-n{}-{name} ours={per_partition:.1} base={serial_ms:.1} \
+         speedup={:.2} runs=1 partitions=2 memory_waits={} streamed_bytes={} locked_bytes={} \
+         (per partition: two started and finished on two threads; base: one alone, all \
+         parameters resident)",
         shape.lg,
         serial_ms / per_partition,
-        gpu.memory_waits() - waits_before
+        gpu.memory_waits() - waits_before,
+        resident.streamed_bytes(),
+        resident.locked_streamed_bytes()
     );
     Ok(())
 }
