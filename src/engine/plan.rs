@@ -176,9 +176,9 @@ pub struct InFlight {
 pub struct Throughput {
     /// Synthesis: concurrent syntheses × 3,600,000 / average `synth_ms`.
     pub synthesis: f64,
-    /// Prover lane: lanes (GPUs, or 1) × 3,600,000 / average `start_ms` (start + finish on a
-    /// GPU that holds one partition at a time; a finish includes copying the parameters that
-    /// are streamed, at an assumed 10 GB/s).
+    /// Prover lane: lanes (GPUs, or 1) × 3,600,000 / average `start_ms` (start + finish for a
+    /// circuit on a GPU that holds one of its partitions at a time; a finish includes copying
+    /// the parameters that are streamed, at an assumed 10 GB/s).
     pub prove_start: f64,
     /// Finalizers: finalizers × 3,600,000 / average `finish_ms` (with the streamed copies).
     pub prove_finish: f64,
@@ -244,6 +244,9 @@ pub struct GpuFit {
     /// stream a few of them so that two partitions fit at once
     /// (`gpu::footprint::streamed_to_hold_two`; 32 GiB PoRep on an 80 GB GPU: about 7 GB).
     pub streamed_to_hold_two: Vec<String>,
+    /// Circuits of the mix the device holds one partition of at a time (their partitions take
+    /// start + finish on its lane); the others that fit it holds two of.
+    pub one_at_a_time: Vec<String>,
 }
 
 /// The plan for a mix on a node.
@@ -656,6 +659,11 @@ fn plan_with_synthesis_cap(
                     })
                     .map(|i| i.name.clone())
                     .collect(),
+                one_at_a_time: items
+                    .iter()
+                    .filter(|i| fit(i).at_once == 1)
+                    .map(|i| i.name.clone())
+                    .collect(),
             }
         })
         .collect();
@@ -681,7 +689,15 @@ fn plan_with_synthesis_cap(
     for (f, i) in footprints.iter_mut().zip(items) {
         f.synth_ms = i.synth_ms;
     }
-    let serial_lanes = gpus.iter().filter(|g| g.partitions_at_once < 2).count();
+    // Per circuit, the GPUs that hold one of its partitions at a time.
+    let serial_lanes: Vec<usize> = items
+        .iter()
+        .map(|i| {
+            gpus.iter()
+                .filter(|g| g.one_at_a_time.contains(&i.name))
+                .count()
+        })
+        .collect();
     // Per circuit, the slowest GPU's streamed copies, added to its MSMs' time.
     let streamed_ms: Vec<f64> = items
         .iter()
@@ -772,13 +788,14 @@ fn plan_with_synthesis_cap(
                 g.circuits_not_fitting.join(", ")
             ));
         }
-        if g.partitions_at_once == 1 {
+        if !g.one_at_a_time.is_empty() {
             notes.push(format!(
-                "GPU {} ({}) holds one partition at a time beside its parameters: a \
+                "GPU {} ({}) holds one partition of {} at a time beside its parameters: such a \
                  partition's prove_start waits for the previous one's prove_finish (the prover \
                  lane's rate counts start + finish)",
                 g.device,
-                gb(g.bytes)
+                gb(g.bytes),
+                g.one_at_a_time.join(", ")
             ));
         }
     }
@@ -844,11 +861,12 @@ pub fn load_ms(bytes: u64) -> f64 {
     bytes as f64 / DECODE_BYTES_PER_MS
 }
 
-/// The prover lanes of step 7: `lanes` in all, `serial` of them GPUs that hold one partition at
-/// a time (their partitions take start + finish on the lane), and the finalizers.
+/// The prover lanes of step 7: `lanes` in all, `serial[k]` of them GPUs that hold one
+/// partition of the plan's k-th circuit at a time (its partitions take start + finish on those
+/// lanes), and the finalizers.
 struct Lanes {
     lanes: usize,
-    serial: usize,
+    serial: Vec<usize>,
     finalizers: usize,
 }
 
@@ -974,9 +992,24 @@ fn throughput(
         }
     };
     let synthesis = rate(in_flight.synthesis, avg(&|i, _| i.synth_ms));
-    let serial_lanes = serial_lanes.min(lanes);
-    let prove_start = rate(lanes - serial_lanes, avg(&|i, _| i.start_ms))
-        + rate(serial_lanes, avg(&|i, s| i.start_ms + i.finish_ms + s));
+    // Per partition of each circuit, the lanes' time (all lanes together): start on the lanes
+    // that hold two, start + finish on those that hold one at a time.
+    let lane_ms: Vec<f64> = items
+        .iter()
+        .zip(stream_ms)
+        .zip(&serial_lanes)
+        .map(|((i, &s), &serial)| {
+            let serial = serial.min(lanes);
+            3_600_000.0
+                / (rate(lanes - serial, i.start_ms) + rate(serial, i.start_ms + i.finish_ms + s))
+        })
+        .collect();
+    let prove_start = parts as f64 * 3_600_000.0
+        / items
+            .iter()
+            .zip(&lane_ms)
+            .map(|(i, ms)| i.partitions as f64 * ms)
+            .sum::<f64>();
     let prove_finish = rate(finalizers, avg(&|i, s| i.finish_ms + s));
     let memory = rate(
         in_flight.total,
@@ -998,15 +1031,6 @@ fn throughput(
     });
     // A mix takes parts / rate hours of work plus its reloads (each of which refills the
     // pipeline) or what the pipeline's depth costs it.
-    let lane_ms: Vec<f64> = items
-        .iter()
-        .zip(stream_ms)
-        .map(|(i, &s)| {
-            3_600_000.0
-                / (rate(lanes - serial_lanes, i.start_ms)
-                    + rate(serial_lanes, i.start_ms + i.finish_ms + s))
-        })
-        .collect();
     let work_ms = parts as f64 * 3_600_000.0 / resource_bound;
     let reload_ms_per_mix = if reloads.grouped_sets > 0 {
         let share = work_ms / (reloads.grouped_sets as f64 * AFFINITY_MS);
@@ -1460,16 +1484,16 @@ mod tests {
         assert!(h100
             .render()
             .contains("so that two of its partitions fit at once"));
-        assert!(!h100.render().contains("holds one partition at a time"));
+        assert!(!h100.render().contains("holds one partition of"));
         assert_eq!(h200.gpus[0].partitions_at_once, 2, "{}", h200.render());
         assert!(h200.gpus[0].streamed.is_empty());
         // Two at once, the prover lane takes start per partition; the streamed copies go to
         // the finish.
         let item = &porep[0];
         let per_hour = |ms: f64| 3_600_000.0 / ms;
-        assert_eq!(h100.throughput.prove_start, per_hour(item.start_ms));
-        assert_eq!(h200.throughput.prove_start, per_hour(item.start_ms));
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+        assert!(close(h100.throughput.prove_start, per_hour(item.start_ms)));
+        assert!(close(h200.throughput.prove_start, per_hour(item.start_ms)));
         assert!(
             close(
                 h100.throughput.prove_finish,
@@ -1505,7 +1529,7 @@ mod tests {
         assert_eq!(p.gpus[0].streamed_to_hold_two, vec!["porep".to_string()]);
         assert_eq!(p.gpus[0].streamed.len(), 1, "{:?}", p.gpus[0]);
         assert_eq!(p.gpus[0].partitions_at_once, 1);
-        assert!(p.render().contains("holds one partition at a time"));
+        assert!(p.render().contains("holds one partition of"));
         let p = plan(&gib_gpu(139), &mix, &cpu);
         assert!(p.gpus[0].circuits_not_fitting.is_empty() && p.gpus[0].streamed.is_empty());
         // 48 GiB: one partition at a time, with WindowPoSt's parameters partly streamed.
@@ -1637,12 +1661,30 @@ mod tests {
         assert!(p.fits && !p.resident.all_resident, "{}", p.render());
         assert_eq!(p.pool_buffers, working_set.pool_buffers);
 
-        // 512 GiB and two GPUs: keeping both sets costs the pool little, and the working set
-        // would not beat what the resources allow with both resident.
-        let big = plan(&node(512, 2, 64), items, &gpu_host);
+        // 512 GiB and two 68 GB GPUs (each holding one partition at a time): keeping both
+        // sets costs the pool little, and the working set would not beat what the GPUs allow
+        // with both resident.
+        let serial_gpus = Node {
+            ram_bytes: 512 * GIB,
+            gpu_bytes: vec![68_000_000_000; 2],
+            cores: 64,
+        };
+        let big = plan(&serial_gpus, items, &gpu_host);
         assert!(big.fits && big.resident.all_resident, "{}", big.render());
+        assert_eq!(big.gpus[0].one_at_a_time.len(), 2, "{:?}", big.gpus[0]);
         assert_eq!(big.throughput.reload_ms_per_mix, 0.0);
         assert!(big.notes[0].contains("every parameter set is kept resident"));
+        // Two 80 GB GPUs hold two SnapDeals partitions at once each and outrun what the workers
+        // beside both resident sets synthesize: the working set's extra workers win despite
+        // its reloads (once per affinity period).
+        let two = node(512, 2, 64);
+        let both = plan_for_residency(&two, items, &gpu_host, true);
+        let working = plan_for_residency(&two, items, &gpu_host, false);
+        assert_eq!(both.throughput.bottleneck, "synthesis", "{}", both.render());
+        assert!(working.throughput.partitions_per_hour > both.throughput.partitions_per_hour);
+        let p = plan(&two, items, &gpu_host);
+        assert!(!p.resident.all_resident, "{}", p.render());
+        assert_eq!(p.pool_buffers, working.pool_buffers);
 
         // With WindowPoSt in the mix its jobs evict the sets whatever the affinity: every job
         // reloads when kinds alternate.

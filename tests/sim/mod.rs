@@ -373,23 +373,27 @@ pub enum Charge {
 }
 
 /// One stand-in device: `prove_start`s run one at a time on it, and it holds at most `at_once`
-/// partitions from the start of `prove_start` to the end of `prove_finish` (a GPU whose memory
-/// holds one partition beside its parameters makes the next `prove_start` wait for the previous
+/// partitions from the start of `prove_start` to the end of `prove_finish`, or one for the
+/// circuits it holds one at a time (a GPU whose memory holds one partition of a circuit beside
+/// its parameters makes that circuit's next `prove_start` wait for the previous
 /// `prove_finish`).
 struct Lane {
     running: std::sync::Mutex<()>,
     held: std::sync::Mutex<usize>,
     freed: std::sync::Condvar,
     at_once: usize,
+    /// Scaled constraint counts of the circuits held one partition at a time.
+    one_at_a_time: std::collections::HashSet<usize>,
 }
 
 impl Lane {
-    fn new(at_once: usize) -> Arc<Self> {
+    fn new(at_once: usize, one_at_a_time: std::collections::HashSet<usize>) -> Arc<Self> {
         Arc::new(Self {
             running: Default::default(),
             held: Default::default(),
             freed: Default::default(),
             at_once: at_once.max(1),
+            one_at_a_time,
         })
     }
 
@@ -402,9 +406,15 @@ impl Lane {
 struct Slot(Arc<Lane>);
 
 impl Slot {
-    fn take(lane: &Arc<Lane>) -> Self {
+    /// A place for a partition of `constraints` (scaled) on `lane`, once it has room.
+    fn take(lane: &Arc<Lane>, constraints: usize) -> Self {
+        let limit = if lane.one_at_a_time.contains(&constraints) {
+            1
+        } else {
+            lane.at_once
+        };
         let mut held = lane.held.lock().unwrap();
-        while *held >= lane.at_once {
+        while *held >= limit {
             held = lane.freed.wait(held).unwrap();
         }
         *held += 1;
@@ -452,22 +462,36 @@ impl SimBackend {
     /// holds any number of partitions, and a GPU node is charged the GPU path's transients.
     pub fn new(kind: NodeKind, lanes: usize, circuits: &[Arc<SimCircuit>]) -> Arc<Self> {
         let lanes = vec![usize::MAX; lanes.max(1)];
-        Self::with_lanes(kind, Charge::Gpu, &lanes, circuits, &HashMap::new())
+        Self::with_lanes(kind, Charge::Gpu, &lanes, &[], circuits, &HashMap::new())
     }
 
-    /// A backend of `kind` whose lanes hold `at_once[i]` partitions each, GPU partitions
-    /// charged as `charge` says; `extra_finish_ms` adds sim ms to the finish of the circuits it
-    /// names (their streamed parameters).
+    /// A backend of `kind` whose lanes hold `at_once[i]` partitions each, but one at a time of
+    /// the circuits `one_at_a_time[i]` names, GPU partitions charged as `charge` says;
+    /// `extra_finish_ms` adds sim ms to the finish of the circuits it names (their streamed
+    /// parameters).
     pub fn with_lanes(
         kind: NodeKind,
         charge: Charge,
         at_once: &[usize],
+        one_at_a_time: &[Vec<String>],
         circuits: &[Arc<SimCircuit>],
         extra_finish_ms: &HashMap<String, f64>,
     ) -> Arc<Self> {
+        let serial = |lane: usize| {
+            let names = one_at_a_time.get(lane).cloned().unwrap_or_default();
+            circuits
+                .iter()
+                .filter(|c| names.iter().any(|n| n == c.figures.name))
+                .map(|c| c.shape.constraints)
+                .collect()
+        };
         Arc::new(Self {
             gpu: (kind == NodeKind::Gpu).then_some(charge),
-            lanes: at_once.iter().map(|&n| Lane::new(n)).collect(),
+            lanes: at_once
+                .iter()
+                .enumerate()
+                .map(|(lane, &n)| Lane::new(n, serial(lane)))
+                .collect(),
             next: AtomicUsize::new(0),
             times: circuits
                 .iter()
@@ -525,7 +549,7 @@ impl ProverBackend for SimBackend {
         let mut assignment = assignment;
         let mut released = assignment.take_buffers();
         drop(assignment);
-        let slot = Slot::take(&self.lanes[lane]);
+        let slot = Slot::take(&self.lanes[lane], n);
         let transient = vec![0u8; self.transient_bytes(&shape) as usize];
         {
             let _device = self.lanes[lane].running.lock().unwrap();
@@ -626,18 +650,29 @@ impl Sim {
             })
             .collect();
         let all: Vec<_> = circuits.values().cloned().collect();
+        // A GPU holds two partitions of a circuit at once (beside its parameters, or with a
+        // few of them streamed) unless the plan says it holds that circuit one at a time.
         let at_once: Vec<usize> = if plan.gpus.is_empty() {
             vec![usize::MAX]
         } else {
-            plan.gpus.iter().map(|g| g.partitions_at_once).collect()
+            vec![2; plan.gpus.len()]
         };
+        let one_at_a_time: Vec<Vec<String>> =
+            plan.gpus.iter().map(|g| g.one_at_a_time.clone()).collect();
         let mut streamed: HashMap<String, f64> = HashMap::new();
         for (name, bytes) in plan.gpus.iter().flat_map(|g| g.streamed.iter()) {
             let ms = sim_ms(cuzk::engine::plan::stream_ms(*bytes));
             let slowest = streamed.entry(name.clone()).or_default();
             *slowest = slowest.max(ms);
         }
-        let backend = SimBackend::with_lanes(node.kind(), charge, &at_once, &all, &streamed);
+        let backend = SimBackend::with_lanes(
+            node.kind(),
+            charge,
+            &at_once,
+            &one_at_a_time,
+            &all,
+            &streamed,
+        );
         let engine = Engine::open(config, Arc::clone(&backend) as _).expect("engine opens");
         Self {
             node,
