@@ -1329,11 +1329,16 @@ impl Plan {
                     "does NOT fit (partly streamed from host memory)"
                 }
             );
+            let fitting = self.items.len() - g.circuits_not_fitting.len();
+            let at_once = if g.one_at_a_time.is_empty() || g.one_at_a_time.len() == fitting {
+                g.partitions_at_once.to_string()
+            } else {
+                format!("2, but 1 of {}", g.one_at_a_time.join(", "))
+            };
             let _ = writeln!(
                 o,
-                "GPU {}: partitions on the device at once: {}{}",
+                "GPU {}: partitions on the device at once: {at_once}{}",
                 g.device,
-                g.partitions_at_once,
                 if g.circuits_not_fitting.is_empty() {
                     ""
                 } else {
@@ -1529,7 +1534,9 @@ mod tests {
         assert_eq!(p.gpus[0].streamed_to_hold_two, vec!["porep".to_string()]);
         assert_eq!(p.gpus[0].streamed.len(), 1, "{:?}", p.gpus[0]);
         assert_eq!(p.gpus[0].partitions_at_once, 1);
-        assert!(p.render().contains("holds one partition of"));
+        assert_eq!(p.gpus[0].one_at_a_time, vec!["window".to_string()]);
+        assert!(p.render().contains("partitions on the device at once: 2, but 1 of window\n"));
+        assert!(p.render().contains("holds one partition of window at a time"));
         let p = plan(&gib_gpu(139), &mix, &cpu);
         assert!(p.gpus[0].circuits_not_fitting.is_empty() && p.gpus[0].streamed.is_empty());
         // 48 GiB: one partition at a time, with WindowPoSt's parameters partly streamed.
