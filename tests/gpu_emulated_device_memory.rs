@@ -16,8 +16,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bellperson::groth16::create_proof;
-use blstrs::{Bls12, Scalar};
+use blstrs::Scalar;
 use cuzk::gpu::cuda::buffers::DeviceMem;
 use cuzk::gpu::cuda::resident::{kept_prefixes, ResidentSrs};
 use cuzk::gpu::cuda::GpuBackend;
@@ -33,6 +32,9 @@ use cuzk::groth16::{synthesize, verify, BufferSet, Proof, ProverBackend, Randomn
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
+mod reference;
+use reference::Reference;
+
 #[test]
 fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {
     let _ = env_logger::builder().is_test(true).try_init();
@@ -45,24 +47,18 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
     .unwrap();
     let srs = Arc::new(Srs::from_parameters(&params));
     let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(6));
-    let theirs =
-        create_proof::<Bls12, _, _>(circuit.clone(), &params, randomness.r, randomness.s).unwrap();
-    let mut reference = Vec::new();
-    theirs.write(&mut reference).unwrap();
     let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
-    let check = |proof: &Proof, what: &str| {
-        assert_eq!(
-            proof.to_bytes().to_vec(),
-            reference,
-            "{what}: not bellperson's proof"
-        );
-        assert!(
-            verify(&srs, proof, &circuit.public_inputs()),
-            "{what}: does not verify"
-        );
-    };
+    let reference = Reference::new(
+        circuit.clone(),
+        &params,
+        &srs,
+        randomness,
+        circuit.public_inputs(),
+    );
+    let check = |proof: &Proof, what: &str| reference.check(proof, what);
 
     // Room for the parameters, the density maps and one and a half partitions' buffers.
+    // (Streaming a few parameters to hold two cannot pay here: its window alone is 1.6 GB.)
     let probe = assignment();
     let partition = buffer_bytes(&probe, SPLIT_CHUNK);
     let maps = [
@@ -134,10 +130,13 @@ fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_be
     let srs = Arc::new(Srs::from_parameters(&params));
     let circuit = Sha256Preimage::with_seed(len, 9);
     let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(10));
-    let theirs =
-        create_proof::<Bls12, _, _>(circuit.clone(), &params, randomness.r, randomness.s).unwrap();
-    let mut reference = Vec::new();
-    theirs.write(&mut reference).unwrap();
+    let reference = Reference::new(
+        circuit.clone(),
+        &params,
+        &srs,
+        randomness,
+        circuit.public_inputs(),
+    );
     let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
 
     // Room for one partition (as the backend counts it, with 7 other scalars gathered at a
@@ -164,12 +163,7 @@ fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_be
         gpu.set_msm_split(split);
         let before = gpu.streamed_msm_count();
         let proof = gpu.prove(assignment(), &srs, randomness).unwrap();
-        assert_eq!(
-            proof.to_bytes().to_vec(),
-            reference,
-            "split={split}: not bellperson's proof"
-        );
-        assert!(verify(&srs, &proof, &circuit.public_inputs()));
+        reference.check(&proof, &format!("split={split}"));
         let streamed = gpu.streamed_msm_count() - before;
         assert!(
             (1..5).contains(&streamed),

@@ -12,8 +12,6 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bellperson::groth16::create_proof;
-use blstrs::Bls12;
 use cuzk::gpu::cuda::resident::ResidentSrs;
 use cuzk::gpu::cuda::GpuBackend;
 use cuzk::gpu::emulator;
@@ -24,9 +22,12 @@ use cuzk::gpu::footprint::{
 use cuzk::groth16::ntt::Domain;
 use cuzk::groth16::paramgen;
 use cuzk::groth16::test_circuits::Sha256Preimage;
-use cuzk::groth16::{synthesize, verify, BufferSet, Proof, ProverBackend, Randomness, Srs};
+use cuzk::groth16::{synthesize, BufferSet, Proof, ProverBackend, Randomness, Srs};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+
+mod reference;
+use reference::Reference;
 
 const DEVICE: u32 = 0;
 
@@ -48,22 +49,15 @@ fn two_partitions_fit_at_once_by_streaming_a_few_parameters_and_proofs_stay_bell
     let srs = Arc::new(Srs::from_parameters(&params));
     let circuit = Sha256Preimage::with_seed(len, 22);
     let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(23));
-    let theirs =
-        create_proof::<Bls12, _, _>(circuit.clone(), &params, randomness.r, randomness.s).unwrap();
-    let mut reference = Vec::new();
-    theirs.write(&mut reference).unwrap();
     let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
-    let check = |proof: &Proof, what: &str| {
-        assert_eq!(
-            proof.to_bytes().to_vec(),
-            reference,
-            "{what}: not bellperson's proof"
-        );
-        assert!(
-            verify(&srs, proof, &circuit.public_inputs()),
-            "{what}: does not verify"
-        );
-    };
+    let reference = Reference::new(
+        circuit.clone(),
+        &params,
+        &srs,
+        randomness,
+        circuit.public_inputs(),
+    );
+    let check = |proof: &Proof, what: &str| reference.check(proof, what);
 
     // The device: room for two partitions (as the backend counts them), their MSM state, the
     // density maps, the streaming window, the headroom kept beside a pair (a 64th of the

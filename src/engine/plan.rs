@@ -1535,8 +1535,12 @@ mod tests {
         assert_eq!(p.gpus[0].streamed.len(), 1, "{:?}", p.gpus[0]);
         assert_eq!(p.gpus[0].partitions_at_once, 1);
         assert_eq!(p.gpus[0].one_at_a_time, vec!["window".to_string()]);
-        assert!(p.render().contains("partitions on the device at once: 2, but 1 of window\n"));
-        assert!(p.render().contains("holds one partition of window at a time"));
+        assert!(p
+            .render()
+            .contains("partitions on the device at once: 2, but 1 of window\n"));
+        assert!(p
+            .render()
+            .contains("holds one partition of window at a time"));
         let p = plan(&gib_gpu(139), &mix, &cpu);
         assert!(p.gpus[0].circuits_not_fitting.is_empty() && p.gpus[0].streamed.is_empty());
         // 48 GiB: one partition at a time, with WindowPoSt's parameters partly streamed.

@@ -1,0 +1,51 @@
+//! What the GPU-emulated tests compare a proof with: bellperson's `create_proof` for the same
+//! circuit, parameters, r and s, byte for byte, and bellperson's verifier on our parameters.
+
+use std::sync::Arc;
+
+use bellperson::groth16::{create_proof, Parameters};
+use bellperson::Circuit;
+use blstrs::{Bls12, Scalar};
+use cuzk::groth16::{verify, Proof, Randomness, Srs};
+
+/// bellperson's proof of one circuit with one r and s, and what verifies it.
+pub struct Reference {
+    bytes: Vec<u8>,
+    srs: Arc<Srs>,
+    inputs: Vec<Scalar>,
+}
+
+impl Reference {
+    /// bellperson's proof of `circuit` (public inputs `inputs`) with `params` and
+    /// `randomness`; proofs are verified against `srs` (the same parameters).
+    pub fn new<C: Circuit<Scalar> + Send>(
+        circuit: C,
+        params: &Parameters<Bls12>,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+        inputs: Vec<Scalar>,
+    ) -> Self {
+        let theirs = create_proof::<Bls12, _, _>(circuit, params, randomness.r, randomness.s)
+            .expect("bellperson proves the circuit");
+        let mut bytes = Vec::new();
+        theirs.write(&mut bytes).expect("a proof serializes");
+        Self {
+            bytes,
+            srs: Arc::clone(srs),
+            inputs,
+        }
+    }
+
+    /// Panics, naming `what`, unless `proof` is bellperson's byte for byte and verifies.
+    pub fn check(&self, proof: &Proof, what: &str) {
+        assert_eq!(
+            proof.to_bytes().to_vec(),
+            self.bytes,
+            "{what}: not bellperson's proof"
+        );
+        assert!(
+            verify(&self.srs, proof, &self.inputs),
+            "{what}: does not verify"
+        );
+    }
+}
