@@ -900,9 +900,10 @@ impl GpuBackend {
             .filter(|_| self.pair_streaming.load(Ordering::SeqCst))
             .and_then(|pair| pair.kept_to_hold_two(whole, usable, in_use, window));
         if let Some(kept) = for_two {
-            debug!(
-                "device {}: keeping {kept} of {whole} parameter bytes resident so that two \
-                 partitions fit at once",
+            log::info!(
+                "GPU {}: keeping {kept} of {whole} parameter bytes resident and streaming the \
+                 rest from page-locked host memory at each MSM, so that two partitions fit at \
+                 once (CUZK_GPU_PAIR_STREAMING=0 keeps them all, one partition at a time)",
                 self.ordinal()
             );
             allowance = allowance.min(kept);
