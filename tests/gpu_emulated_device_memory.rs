@@ -33,7 +33,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 mod reference;
-use reference::Reference;
+use reference::{Reference, Sha256Case};
 
 #[test]
 fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {
@@ -121,22 +121,12 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
 fn parameters_that_do_not_fit_beside_a_partition_are_streamed_and_proofs_stay_bellpersons() {
     let _ = env_logger::builder().is_test(true).try_init();
     // SHA-256: nearly every witness value is a bit, so the streamed chunks run split too.
-    let len = Sha256Preimage::len_for_blocks(1);
-    let blank = Sha256Preimage {
-        len,
-        preimage: None,
-    };
-    let params = paramgen::generate(blank, &mut ChaCha20Rng::seed_from_u64(8), &|_, _| {}).unwrap();
-    let srs = Arc::new(Srs::from_parameters(&params));
-    let circuit = Sha256Preimage::with_seed(len, 9);
-    let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(10));
-    let reference = Reference::new(
-        circuit.clone(),
-        &params,
-        &srs,
+    let Sha256Case {
+        circuit,
+        srs,
         randomness,
-        circuit.public_inputs(),
-    );
+        reference,
+    } = Sha256Case::new(8);
     let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
 
     // Room for one partition (as the backend counts it, with 7 other scalars gathered at a

@@ -20,14 +20,10 @@ use cuzk::gpu::footprint::{
     stream_window_bytes, upload_bytes, usable_device_bytes, SPLIT_CHUNK,
 };
 use cuzk::groth16::ntt::Domain;
-use cuzk::groth16::paramgen;
-use cuzk::groth16::test_circuits::Sha256Preimage;
 use cuzk::groth16::{synthesize, BufferSet, Proof, ProverBackend, Randomness, Srs};
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
 
 mod reference;
-use reference::Reference;
+use reference::Sha256Case;
 
 const DEVICE: u32 = 0;
 
@@ -39,24 +35,13 @@ fn two_partitions_fit_at_once_by_streaming_a_few_parameters_and_proofs_stay_bell
     let _ = env_logger::builder().is_test(true).try_init();
     // SHA-256: nearly every witness value is a bit, as in Filecoin's circuits, so the streamed
     // chunks run split.
-    let len = Sha256Preimage::len_for_blocks(1);
-    let blank = Sha256Preimage {
-        len,
-        preimage: None,
-    };
-    let params =
-        paramgen::generate(blank, &mut ChaCha20Rng::seed_from_u64(21), &|_, _| {}).unwrap();
-    let srs = Arc::new(Srs::from_parameters(&params));
-    let circuit = Sha256Preimage::with_seed(len, 22);
-    let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(23));
-    let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
-    let reference = Reference::new(
-        circuit.clone(),
-        &params,
-        &srs,
+    let Sha256Case {
+        circuit,
+        srs,
         randomness,
-        circuit.public_inputs(),
-    );
+        reference,
+    } = Sha256Case::new(21);
+    let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
     let check = |proof: &Proof, what: &str| reference.check(proof, what);
 
     // The device: room for two partitions (as the backend counts them), their MSM state, the

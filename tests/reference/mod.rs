@@ -6,7 +6,11 @@ use std::sync::{Arc, Weak};
 use bellperson::groth16::{create_proof, Parameters};
 use bellperson::Circuit;
 use blstrs::{Bls12, Scalar};
+use cuzk::groth16::paramgen;
+use cuzk::groth16::test_circuits::Sha256Preimage;
 use cuzk::groth16::{verify, Proof, Randomness, Srs};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
 
 /// bellperson's proof of one circuit with one r and s, and what verifies it.
 pub struct Reference {
@@ -49,5 +53,43 @@ impl Reference {
             .upgrade()
             .expect("the parameters outlive the checks");
         assert!(verify(&srs, proof, &self.inputs), "{what}: does not verify");
+    }
+}
+
+/// A one-block SHA-256 preimage circuit (nearly every witness value a bit, as in Filecoin's
+/// circuits, so split MSMs do real work), its parameters, an r and s, and bellperson's proof.
+pub struct Sha256Case {
+    pub circuit: Sha256Preimage,
+    pub srs: Arc<Srs>,
+    pub randomness: Randomness,
+    pub reference: Reference,
+}
+
+impl Sha256Case {
+    /// Parameters from `seed`, the preimage from `seed + 1`, r and s from `seed + 2`.
+    pub fn new(seed: u64) -> Self {
+        let len = Sha256Preimage::len_for_blocks(1);
+        let blank = Sha256Preimage {
+            len,
+            preimage: None,
+        };
+        let params = paramgen::generate(blank, &mut ChaCha20Rng::seed_from_u64(seed), &|_, _| {})
+            .expect("parameters generate");
+        let srs = Arc::new(Srs::from_parameters(&params));
+        let circuit = Sha256Preimage::with_seed(len, seed + 1);
+        let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(seed + 2));
+        let reference = Reference::new(
+            circuit.clone(),
+            &params,
+            &srs,
+            randomness,
+            circuit.public_inputs(),
+        );
+        Self {
+            circuit,
+            srs,
+            randomness,
+            reference,
+        }
     }
 }

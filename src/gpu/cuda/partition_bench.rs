@@ -191,23 +191,14 @@ fn scaled_stream_chunk(shape: &SyntheticShape) -> usize {
 /// resident, one partition alone): above 1 the pair streaming an 80 GB GPU does by default
 /// pays; below, `CUZK_GPU_PAIR_STREAMING=0` (one partition at a time) is faster.
 fn pipelined_as_80gib(shape: &SyntheticShape, srs: &Arc<Srs>, serial_ms: f64) -> Res<()> {
-    let full = SyntheticShape::porep_32g(27)?;
-    let fit = gpu_fit(
-        80 << 30,
-        full.srs_bytes(),
-        full.domain(),
-        full.aux,
-        full.inputs,
-    );
-    if fit.at_once != 2 || fit.streamed_bytes == 0 {
+    let Some(keep) = kept_parameter_bytes(shape, 80) else {
         println!("NOTE partition bench: an 80 GiB GPU streams nothing to hold two partitions");
         return Ok(());
-    }
-    let kept = (full.srs_bytes() - fit.streamed_bytes) as f64 / full.srs_bytes() as f64;
+    };
     let gpu = first_device()?;
     let chunk = scaled_stream_chunk(shape);
     gpu.set_stream_chunk(chunk);
-    gpu.set_parameter_limit((shape.srs_bytes() as f64 * kept) as u64 + stream_window_bytes(chunk));
+    gpu.set_parameter_limit(keep + stream_window_bytes(chunk));
     // One untimed partition uploads the parameters.
     let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(9);
     let warm_up = synthetic_assignment(shape, gpu.alloc_buffers(shape.domain()), 30)?;
@@ -291,9 +282,9 @@ fn pipelined_pair(
     Ok(())
 }
 
-/// Bytes of `shape`'s parameters a GPU of `gib` GiB keeps resident beside one partition, as
-/// the same fraction of them it keeps of a 32 GiB PoRep's; None when it holds no partition
-/// or streams nothing.
+/// Bytes of `shape`'s parameters a GPU of `gib` GiB keeps resident beside its partitions (one,
+/// or two where it streams some parameters to hold two: 80 GiB), as the same fraction of them
+/// it keeps of a 32 GiB PoRep's; None when it holds no partition or streams nothing.
 fn kept_parameter_bytes(shape: &SyntheticShape, gib: u64) -> Option<u64> {
     let full = SyntheticShape::porep_32g(27).ok()?;
     let fit = gpu_fit(
