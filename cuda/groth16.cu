@@ -34,7 +34,17 @@ typedef bucket_fp2_t::affine_t affine_fp2_t;
 typedef fr_t scalar_t;
 
 #include <msm/pippenger.cuh>
+#include <msm/batch_addition.cuh>
 #include <ntt/ntt.cuh>
+
+// Points and buckets in memory (blst's layout, what the Rust side holds) have these sizes on
+// host and device alike. The device's fp2_t is *not* a G2 coordinate: it is one lane's half of
+// one (sppark splits G2 arithmetic over lane pairs), so device code indexes G2 memory through
+// the mem_t types only, never through affine_fp2_t or bucket_fp2_t.
+static_assert(sizeof(affine_t::mem_t) == 96, "G1 affine point in memory");
+static_assert(sizeof(affine_fp2_t::mem_t) == 192, "G2 affine point in memory");
+static_assert(sizeof(bucket_t::mem_t) == 192, "G1 xyzz bucket in memory");
+static_assert(sizeof(bucket_fp2_t::mem_t) == 384, "G2 xyzz bucket in memory");
 
 namespace {
 
@@ -171,12 +181,23 @@ __device__ inline size_t rank_of(const uint64_t* bits, const uint32_t* prefix, s
     return prefix[i / 64] + __popcll(below);
 }
 
+// A point's bytes as they lie in memory, copied whole by one thread (a G2 point cannot be
+// moved through affine_fp2_t on the device: see the size checks above).
+template <size_t bytes>
+struct alignas(16) point_bytes {
+    static_assert(bytes % 16 == 0, "points are whole 16-byte words");
+    uint4 words[bytes / 16];
+};
+using g1_point_bytes = point_bytes<sizeof(affine_t::mem_t)>;
+using g2_point_bytes = point_bytes<sizeof(affine_fp2_t::mem_t)>;
+
 // For every set bit i whose rank r is in [lo, hi): out_scalars[r - lo] = scalars[i] and
 // out_points[r - lo] = points[i]: one chunk of an MSM's "other" scalars and their points.
-template <class affine>
-__global__ void gather_chunk(fr_t* out_scalars, affine* out_points, const fr_t* scalars,
-                             const affine* points, const uint64_t* bits, const uint32_t* prefix,
-                             size_t n, size_t lo, size_t hi)
+template <class point_in_memory>
+__global__ void gather_chunk(fr_t* out_scalars, point_in_memory* out_points,
+                             const fr_t* scalars, const point_in_memory* points,
+                             const uint64_t* bits, const uint32_t* prefix, size_t n, size_t lo,
+                             size_t hi)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n || !((bits[i / 64] >> (i % 64)) & 1)) return;
@@ -184,43 +205,6 @@ __global__ void gather_chunk(fr_t* out_scalars, affine* out_points, const fr_t* 
     if (r < lo || r >= hi) return;
     out_scalars[r - lo] = scalars[i];
     out_points[r - lo] = points[i];
-}
-
-constexpr unsigned sum_threads = 128;  // 128 G2 buckets fill the 48 KiB of static shared memory
-
-// Sums the points whose bit is set: each thread a share of the words into an xyzz
-// accumulator, then a tree in shared memory; partial[block] is the block's sum.
-template <class bucket, class affine>
-__global__ void sum_selected(bucket* partial, const affine* points, const uint64_t* bits,
-                             size_t n)
-{
-    __shared__ alignas(16) unsigned char raw[sum_threads * sizeof(bucket)];
-    bucket* shared = reinterpret_cast<bucket*>(raw);
-    bucket acc;
-    acc.inf();
-    size_t words = (n + 63) / 64;
-    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < words;
-         w += (size_t)gridDim.x * blockDim.x) {
-        uint64_t word = bits[w];
-        if (w == words - 1 && n % 64) word &= (uint64_t(1) << (n % 64)) - 1;
-        while (word) {
-            int bit = __ffsll((long long)word) - 1;
-            word &= word - 1;
-            affine p = points[w * 64 + bit];
-            acc.add(p);
-        }
-    }
-    shared[threadIdx.x] = acc;
-    __syncthreads();
-    for (unsigned half = blockDim.x / 2; half; half /= 2) {
-        if (threadIdx.x < half) {
-            bucket t = shared[threadIdx.x];
-            t.add(shared[threadIdx.x + half]);
-            shared[threadIdx.x] = t;
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) partial[blockIdx.x] = shared[0];
 }
 
 // Throws a RustError from sppark as an exception, freeing its message.
@@ -264,7 +248,8 @@ class msm_cache {
 
     static int size_class(size_t n)
     {
-        size_t v = n + n / 2;
+        size_t rounded = (n + WARP_SZ - 1) & ~size_t(WARP_SZ - 1);  // as msm_t rounds n
+        size_t v = rounded + rounded / 2;
         int lg = 0;
         while (v >>= 1) lg++;
         return lg < 18 ? 18 : (lg > 26 ? 26 : lg);
@@ -342,6 +327,13 @@ msm_cache& kept_msms()
 using msm_g1_t = msm_t<bucket_t, point_t, affine_t, scalar_t>;
 using msm_g2_t = msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t>;
 
+// Whether a code from sppark is the device's out-of-memory error: its CUDA_OK throws the CUDA
+// error negated (cuda_error{-code}), and invoke returns that code in its RustError.
+bool out_of_memory(int code)
+{
+    return code == cudaErrorMemoryAllocation || code == -cudaErrorMemoryAllocation;
+}
+
 // Σ scalars[i]·points[i] with sppark's Pippenger over device-resident points and scalars, with
 // a kept msm_t (see msm_cache). When the device is out of memory (building the object, or in
 // invoke's scratch allocation), the device's kept objects are released and the MSM tried once
@@ -364,7 +356,7 @@ void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, siz
         try {
             msm = kept_msms().take<M>(k, n, sizeof(affine));
         } catch (const cuda_error& e) {
-            if (e.code() != cudaErrorMemoryAllocation || attempt > 0) throw;
+            if (!out_of_memory(e.code()) || attempt > 0) throw;
             make_room();
             continue;
         }
@@ -377,7 +369,7 @@ void msm_on_device(int ordinal, const void* d_points, const fr_t* d_scalars, siz
             throw;
         }
         kept_msms().give(k, msm);
-        if (r.code == cudaErrorMemoryAllocation && attempt == 0) {
+        if (out_of_memory(r.code) && attempt == 0) {
             free(r.message);
             make_room();
             continue;
@@ -394,38 +386,62 @@ cudaStream_t split_stream(int ordinal)
     return (cudaStream_t)select_gpu(select_device(ordinal));
 }
 
-// Σ points[i] over the set bits of d_bits (n bits), as a Jacobian point on the host.
-template <class bucket, class affine, class point>
+// Σ points[i] over the set bits of d_bits (n bits), as a Jacobian point on the host, with
+// sppark's batch_addition (supraseal's kernel for the ones of its split): a cooperative grid of
+// one block per SM walks the map a warp-chunk at a time and leaves one xyzz sum per warp
+// (degree-aware: a G2 sum is kept by a lane pair), added up here. batch_addition reads the
+// map in whole 1024-bit chunks, so it reads a zero-padded copy. Its work counter is a device
+// static reset by the kernel: callers serialise MSMs (and so these sums) of one device.
+template <class bucket, class point>
 void sum_on_device(int ordinal, const void* d_points, const uint64_t* d_bits, size_t n,
                    point& out)
 {
-    cudaStream_t stream = split_stream(ordinal);
+    using bucket_h = typename bucket::mem_t;
+    using affine_h = typename bucket::affine_t::mem_t;
+#ifndef __CUDA_ARCH__
+    static_assert(sizeof(bucket) == sizeof(bucket_h), "host buckets read as device memory");
+#endif
     bucket total;
     total.inf();
-    size_t words = (n + 63) / 64;
-    if (words) {
-        int device = 0, sms = 0;
-        CUDA_OK(cudaGetDevice(&device));
-        CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        size_t wanted = (words + sum_threads - 1) / sum_threads;
-        unsigned blocks = (unsigned)std::min<size_t>(wanted, 4 * (size_t)std::max(sms, 1));
-        bucket* d_partial = nullptr;
-        CUDA_OK(cudaMalloc(&d_partial, blocks * sizeof(bucket)));
-        std::vector<bucket> partial(blocks);
-        cudaError_t launched, copied;
-        sum_selected<bucket, affine><<<blocks, sum_threads, 0, stream>>>(
-            d_partial, (const affine*)d_points, d_bits, n);
-        launched = cudaGetLastError();
-        copied = launched == cudaSuccess
-                     ? cudaMemcpyAsync(partial.data(), d_partial, blocks * sizeof(bucket),
-                                       cudaMemcpyDeviceToHost, stream)
-                     : launched;
+    if (n >= (size_t(1) << 31))
+        throw sppark_error(cudaErrorInvalidValue,
+                           std::string("a sum of 2^31 or more points is beyond batch_addition"));
+    if (n > 0) {
+        const gpu_t& gpu = select_gpu(select_device(ordinal));
+        cudaStream_t stream = gpu;
+        uint32_t warps = (uint32_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+        size_t bucket_bytes = warps * sizeof(bucket_h);
+        size_t map_bytes = (n + 1023) / 1024 * 1024 / 8;
+        unsigned char* d_temp = nullptr;
+        CUDA_OK(cudaMallocAsync((void**)&d_temp, bucket_bytes + map_bytes, stream));
+        bucket_h* d_sums = reinterpret_cast<bucket_h*>(d_temp);
+        const uint32_t* d_map = reinterpret_cast<const uint32_t*>(d_temp + bucket_bytes);
+        const affine_h* points = static_cast<const affine_h*>(d_points);
+        uint32_t npoints = (uint32_t)n;
+        bool accumulate = false;
+        uint32_t sid = 0;
+        void (*kernel)(bucket_h*, const affine_h*, uint32_t, const uint32_t*, bool, uint32_t) =
+            batch_addition<bucket>;
+        void* args[] = {&d_sums, &points, &npoints, &d_map, &accumulate, &sid};
+        std::vector<bucket> sums(warps);
+        // Every step is enqueued only after the one before it was; the temporary is freed on
+        // every path before the first error is thrown.
+        cudaError_t e = cudaMemsetAsync(d_temp + bucket_bytes, 0, map_bytes, stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(d_temp + bucket_bytes, d_bits, (n + 63) / 64 * 8,
+                                cudaMemcpyDeviceToDevice, stream);
+        if (e == cudaSuccess)
+            e = cudaLaunchCooperativeKernel((const void*)kernel, dim3(gpu.sm_count()),
+                                            dim3(BATCH_ADD_BLOCK_SIZE), args, 0, stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(sums.data(), d_sums, bucket_bytes, cudaMemcpyDeviceToHost,
+                                stream);
+        cudaError_t freed = cudaFreeAsync(d_temp, stream);
         cudaError_t synced = cudaStreamSynchronize(stream);
-        (void)cudaFree(d_partial);
-        CUDA_OK(launched);
-        CUDA_OK(copied);
+        CUDA_OK(e);
+        CUDA_OK(freed);
         CUDA_OK(synced);
-        for (const bucket& p : partial) total.add(p);
+        for (const bucket& s : sums) total.add(s);
     }
     out = total;
 }
@@ -553,15 +569,15 @@ int cuzk_cuda_split_gather(int ordinal, int curve, fr_t* d_out_scalars, void* d_
         cudaStream_t stream = split_stream(ordinal);
         if (n == 0 || lo >= hi) return;
         if (curve == 1)
-            gather_chunk<affine_t><<<blocks_for(n), threads, 0, stream>>>(
-                d_out_scalars, (affine_t*)d_out_points, d_scalars, (const affine_t*)d_points,
-                d_bits, d_prefix, n, lo, hi);
+            gather_chunk<g1_point_bytes><<<blocks_for(n), threads, 0, stream>>>(
+                d_out_scalars, (g1_point_bytes*)d_out_points, d_scalars,
+                (const g1_point_bytes*)d_points, d_bits, d_prefix, n, lo, hi);
         else if (curve == 2)
-            gather_chunk<affine_fp2_t><<<blocks_for(n), threads, 0, stream>>>(
-                d_out_scalars, (affine_fp2_t*)d_out_points, d_scalars,
-                (const affine_fp2_t*)d_points, d_bits, d_prefix, n, lo, hi);
+            gather_chunk<g2_point_bytes><<<blocks_for(n), threads, 0, stream>>>(
+                d_out_scalars, (g2_point_bytes*)d_out_points, d_scalars,
+                (const g2_point_bytes*)d_points, d_bits, d_prefix, n, lo, hi);
         else
-            throw sppark_error(cudaErrorInvalidValue, "curve must be 1 or 2");
+            throw sppark_error(cudaErrorInvalidValue, std::string("curve must be 1 or 2"));
         CUDA_OK(cudaGetLastError());
         CUDA_OK(cudaStreamSynchronize(stream));
     });
@@ -573,7 +589,7 @@ int cuzk_cuda_sum_g1(int ordinal, const void* d_points, const uint64_t* d_bits, 
                      point_t* out, char* err, size_t err_len)
 {
     return guarded("G1 sum", err, err_len, [&] {
-        sum_on_device<bucket_t, affine_t, point_t>(ordinal, d_points, d_bits, n, *out);
+        sum_on_device<bucket_t, point_t>(ordinal, d_points, d_bits, n, *out);
     });
 }
 
@@ -582,8 +598,7 @@ int cuzk_cuda_sum_g2(int ordinal, const void* d_points, const uint64_t* d_bits, 
                      point_fp2_t* out, char* err, size_t err_len)
 {
     return guarded("G2 sum", err, err_len, [&] {
-        sum_on_device<bucket_fp2_t, affine_fp2_t, point_fp2_t>(ordinal, d_points, d_bits, n,
-                                                                *out);
+        sum_on_device<bucket_fp2_t, point_fp2_t>(ordinal, d_points, d_bits, n, *out);
     });
 }
 
