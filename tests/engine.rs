@@ -708,3 +708,59 @@ fn a_config_that_cannot_fit_or_asks_for_absurd_threads_is_refused_before_allocat
         }
     }
 }
+
+/// The CPU backend, but `prove_start` of a partition of more than `held_above` constraints
+/// stops at a gate until the test lets it through: a NORMAL partition whose start is held up
+/// (on a GPU: waiting for device memory while two partitions fill it).
+struct HeldStart {
+    held_above: usize,
+    gate: Gate,
+}
+
+impl ProverBackend for HeldStart {
+    type Pending = <CpuBackend as ProverBackend>::Pending;
+    fn name(&self) -> String {
+        "held-start".into()
+    }
+    fn prove_start(
+        &self,
+        assignment: Assignment,
+        srs: &Arc<Srs>,
+        randomness: Randomness,
+    ) -> cuzk::groth16::Result<Started<Self::Pending>> {
+        if assignment.num_constraints() > self.held_above {
+            self.gate.pass();
+        }
+        CpuBackend.prove_start(assignment, srs, randomness)
+    }
+    fn prove_finish(&self, pending: Self::Pending) -> cuzk::groth16::Result<Proof> {
+        CpuBackend.prove_finish(pending)
+    }
+}
+
+#[test]
+fn a_winning_post_is_proved_while_a_normal_prove_start_is_held_up() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let (gate, arrivals, let_through) = Gate::new();
+    let backend = Arc::new(HeldStart {
+        held_above: 1000,
+        gate,
+    });
+    // One prover worker (the default per device), as on a one-GPU node.
+    let engine = Engine::open(config(1, 3), backend as Arc<dyn ErasedBackend>).unwrap();
+    let normal = job(3000, 1, Priority::Normal, 40);
+    let normal_id = engine.submit(normal.clone()).unwrap();
+    arrivals
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the NORMAL partition reached prove_start");
+    let critical = job(120, 1, Priority::Critical, 41);
+    let critical_id = engine.submit(critical.clone()).unwrap();
+    let proved = engine.await_job(critical_id, Some(Duration::from_secs(60)));
+    // Let the NORMAL start go whatever happened, so the engine can close.
+    let_through.send(()).unwrap();
+    let proof = proved.expect("the WinningPoSt is proved while the NORMAL start is held up");
+    assert!(check(&critical, &proof));
+    let proof = engine.await_job(normal_id, None).unwrap();
+    assert!(check(&normal, &proof));
+    engine.close();
+}

@@ -3,7 +3,8 @@
 //! - room for one partition beside its parameters but not for two (an 80 GB GPU at 32 GiB
 //!   PoRep: 47 GB of parameters, about 28 GB a partition): the next partition's `prove_start`
 //!   must wait for the one on the device to finish, not run out of memory and fail (or go to
-//!   the CPU);
+//!   the CPU), and while it waits a small partition of another circuit (a WinningPoSt) that
+//!   fits must start and finish beside the first;
 //! - no room for all the parameters beside a partition (32 GiB WindowPoSt on an 80 GB GPU):
 //!   the queries that do not fit are streamed from the host at each MSM, and the proofs stay
 //!   bellperson's;
@@ -38,7 +39,7 @@ use reference::{Reference, Sha256Case};
 #[test]
 fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {
     let _ = env_logger::builder().is_test(true).try_init();
-    let circuit = RandomCircuit::new(Shape::Mixed, (1 << 12) - 16, 5);
+    let circuit = RandomCircuit::new(Shape::Mixed, (1 << 14) - 16, 5);
     let params = paramgen::generate(
         circuit.clone(),
         &mut ChaCha20Rng::seed_from_u64(5),
@@ -56,21 +57,46 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
         circuit.public_inputs(),
     );
     let check = |proof: &Proof, what: &str| reference.check(proof, what);
+    // A partition of a small circuit (the device's smallest domain, 2^10), to prove beside one
+    // that waits: a WinningPoSt beside PoRep partitions.
+    let small = RandomCircuit::new(Shape::Mixed, (1 << 10) - 16, 7);
+    let small_params = paramgen::generate(
+        small.clone(),
+        &mut ChaCha20Rng::seed_from_u64(7),
+        &|_, _| {},
+    )
+    .unwrap();
+    let small_srs = Arc::new(Srs::from_parameters(&small_params));
+    let small_assignment = synthesize(small.clone(), BufferSet::default()).unwrap();
 
-    // Room for the parameters, the density maps and one and a half partitions' buffers.
+    // Room for the parameters, the density maps, one and a half partitions' buffers, and what
+    // the small partition needs (its parameters, maps, buffers and MSM state, and the MSM state
+    // of both sizes), which is less than half a partition: two partitions still do not fit.
     // (Streaming a few parameters to hold two cannot pay here: its window alone is 1.6 GB.)
+    let maps_of = |asg: &cuzk::groth16::Assignment| {
+        [&asg.a_aux_density, &asg.b_input_density, &asg.b_aux_density]
+            .iter()
+            .map(|d| d.words().len() as u64 * 12)
+            .sum::<u64>()
+    };
     let probe = assignment();
     let partition = buffer_bytes(&probe, SPLIT_CHUNK);
-    let maps = [
-        &probe.a_aux_density,
-        &probe.b_input_density,
-        &probe.b_aux_density,
-    ]
-    .iter()
-    .map(|d| d.words().len() as u64 * 12)
-    .sum::<u64>();
-    emulator::set_device_memory(0, ResidentSrs::bytes_for(&srs) + maps + partition * 3 / 2)
-        .unwrap();
+    let maps = maps_of(&probe);
+    let small_room = ResidentSrs::bytes_for(&small_srs)
+        + maps_of(&small_assignment)
+        + buffer_bytes(&small_assignment, SPLIT_CHUNK)
+        + msm_state_bytes(1 << 10)
+        + msm_state_bytes(1 << 14);
+    let device = ResidentSrs::bytes_for(&srs) + maps + partition * 3 / 2 + small_room;
+    // The 2% of a device the backend leaves unused must come out of what the small one
+    // leaves free, and the second partition must still lack room.
+    let room_left = partition / 2 - small_room;
+    assert!(
+        device / 50 * 2 < room_left,
+        "the small partition needs {small_room} of half a partition's {} bytes",
+        partition / 2
+    );
+    emulator::set_device_memory(0, device).unwrap();
     // No CPU fallback: a partition that runs out of device memory fails.
     let gpu = Arc::new(GpuBackend::open(0, false).unwrap());
 
@@ -99,6 +125,35 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
         std::thread::yield_now();
     }
     assert!(rx.try_recv().is_err(), "a waiting partition finished");
+
+    // A small partition of another circuit (a WinningPoSt beside PoRep partitions) fits in the
+    // room left: it must start and finish while the second still waits, which holds nothing
+    // the small one needs (it once held the device's start lock while it waited).
+    let small_reference = Reference::new(
+        small.clone(),
+        &small_params,
+        &small_srs,
+        randomness,
+        small.public_inputs(),
+    );
+    let (small_tx, small_rx) = mpsc::channel();
+    let small_thread = {
+        let (gpu, srs, asg) = (Arc::clone(&gpu), Arc::clone(&small_srs), small_assignment);
+        std::thread::spawn(move || {
+            let proof = gpu
+                .prove_start(asg, &srs, randomness)
+                .and_then(|started| gpu.prove_finish(started.pending));
+            small_tx.send(proof).unwrap();
+        })
+    };
+    let proof = small_rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the small partition waited behind the one waiting for memory")
+        .expect("the small partition failed");
+    small_reference.check(&proof, "small partition beside a waiting one");
+    small_thread.join().unwrap();
+    assert!(rx.try_recv().is_err(), "a waiting partition finished");
+    assert_eq!(gpu.partitions_waiting_for_memory(), 1);
 
     let proof = gpu.prove_finish(first.pending).unwrap();
     check(&proof, "first partition");

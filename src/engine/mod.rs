@@ -374,12 +374,17 @@ impl Engine {
                 Box::new(move || workers::synthesis_worker(inner, name, serves)),
             )?;
         }
-        for i in 0..config.prover_workers {
+        // The prover workers, plus one kept for CRITICAL work.
+        for i in 0..=config.prover_workers {
+            let (name, serves) = if i == config.prover_workers {
+                ("prover-critical".to_string(), Serves::Critical)
+            } else {
+                (format!("prover-{i}"), Serves::All)
+            };
             let inner = Arc::clone(&inner);
-            let name = format!("prover-{i}");
             spawn(
                 name.clone(),
-                Box::new(move || workers::prover_worker(inner, name)),
+                Box::new(move || workers::prover_worker(inner, name, serves)),
             )?;
         }
         Ok(engine)

@@ -266,7 +266,7 @@ pub struct Plan {
     pub pool_bytes: u64,
     /// Synthesis workers (the engine adds one for CRITICAL work).
     pub synthesis_workers: usize,
-    /// Prover workers (the engine adds a CRITICAL finalizer per lane).
+    /// Prover workers (the engine adds one for CRITICAL work and a CRITICAL finalizer per lane).
     pub prover_workers: usize,
     /// What is held back for CRITICAL work, if the mix has any.
     pub critical: Option<CriticalReserve>,
@@ -1241,7 +1241,7 @@ impl Plan {
         }
         let _ = writeln!(
             o,
-            "workers: {} synthesis (+1 CRITICAL), {} prover (+1 CRITICAL finalizer per lane)",
+            "workers: {} synthesis (+1 CRITICAL), {} prover (+1 CRITICAL, +1 CRITICAL finalizer per lane)",
             self.synthesis_workers, self.prover_workers
         );
         let f = &self.in_flight;

@@ -1,9 +1,9 @@
 //! The engine's threads: synthesis workers (CPU), prover workers (`prove_start` on the
 //! backend), finalizers (`prove_finish`, assembly, verification; a queue per device) and
-//! parameter loaders. Each stage takes the highest class first; one synthesis worker and one
-//! finalizer per device serve only CRITICAL work, so it never waits behind a lower class for
-//! more than the `prove_start` that is running. Heavy work and large frees run outside the
-//! state lock.
+//! parameter loaders. Each stage takes the highest class first; one synthesis worker, one
+//! prover worker and one finalizer per device serve only CRITICAL work, so it never waits
+//! behind a lower class's synthesis, `prove_start` or `prove_finish`. Heavy work and large
+//! frees run outside the state lock.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -242,8 +242,10 @@ fn pinned_if_grown(inner: &Inner, buffers: BufferSet) -> (BufferSet, u64) {
 
 /// A prover worker: runs `prove_start` on the next synthesized partition (highest class
 /// first), returns its buffers to the pool and queues the rest for the finalizers of the
-/// partition's lane (device), ordered by class.
-pub fn prover_worker(inner: Arc<Inner>, name: String) {
+/// partition's lane (device), ordered by class. One worker serves CRITICAL work only, so a
+/// WinningPoSt never waits for a lower class's `prove_start`, which can be long (a CPU
+/// prover's whole proof; on a GPU, a wait for device memory while two partitions fill it).
+pub fn prover_worker(inner: Arc<Inner>, name: String, serves: Serves) {
     loop {
         let (key, synthesized, kind) = {
             let mut st = inner.lock();
@@ -252,7 +254,8 @@ pub fn prover_worker(inner: Arc<Inner>, name: String) {
                     return;
                 }
                 let next = st.prove_queue.first_key_value().map(|(k, _)| k.0);
-                let held_for_critical = next != Some(Priority::Critical) && critical_coming(&st);
+                let held_for_critical = next != Some(Priority::Critical)
+                    && (serves == Serves::Critical || critical_coming(&st));
                 if let (Some(_), false) = (next, held_for_critical) {
                     let (key, s) = st.prove_queue.pop_first().expect("checked");
                     let kind = st.jobs.get(&key.1).map(|j| j.kind.clone());

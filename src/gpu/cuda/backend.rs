@@ -864,6 +864,7 @@ impl GpuBackend {
     /// through. Idle resident sets are dropped first when the device lacks room; what still
     /// does not fit is an out-of-memory error.
     pub fn resident(&self, srs: &Arc<Srs>, beside: u64) -> Result<Arc<ResidentSrs>> {
+        let _current = self.ctx.enter()?;
         self.resident_with(srs, beside, None)
     }
 
@@ -908,13 +909,17 @@ impl GpuBackend {
             );
             allowance = allowance.min(kept);
         }
-        if free < allowance + allowance / 4 && !map.is_empty() {
+        if free < allowance + allowance / 4 {
+            // Only idle sets go: one an unfinished partition holds stays allocated, so it
+            // stays in the map, counted by admission and shared by its next partition.
+            let before = map.len();
+            map.retain(|_, (_, dev)| Arc::strong_count(dev) > 1);
             debug!(
-                "device {}: dropping {} resident SRS for room",
+                "device {}: dropping {} idle resident SRS and the idle buffers for room",
                 self.ordinal(),
-                map.len()
+                before - map.len()
             );
-            map.clear();
+            self.buffers.clear();
             super::resident::release_msm_state(self.ordinal());
         }
         let t = Instant::now();
@@ -955,7 +960,6 @@ impl GpuBackend {
         randomness: Randomness,
     ) -> Result<DevicePending> {
         let started = Instant::now();
-        let _streams = self.start_lock.lock().unwrap_or_else(|p| p.into_inner());
         let _current = self.ctx.enter()?;
         let domain = Domain::for_size(asg.num_constraints())?;
         let m = domain.size();
@@ -979,7 +983,11 @@ impl GpuBackend {
                 .unwrap_or(0)
                 .saturating_add(msm_state)
         };
+        // Admitted before the streams are taken: a partition waiting for device memory must
+        // not hold up a smaller one that fits (a WinningPoSt beside two PoRep partitions, in
+        // the headroom kept for it; the engine starts it on a worker kept for CRITICAL work).
         let slot = self.admit(bytes, &fixed)?;
+        let _streams = self.start_lock.lock().unwrap_or_else(|p| p.into_inner());
         let pair = PairNeeds {
             partition: bytes,
             msm_state,

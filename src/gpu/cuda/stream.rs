@@ -78,9 +78,10 @@ impl GpuEvent {
     /// Creates an event in the current context.
     pub fn new() -> Result<Self, Groth16Error> {
         let mut raw = ptr::null_mut();
-        // SAFETY: a valid out-pointer; the caller holds a current context. Flags 0: timing on.
+        // SAFETY: a valid out-pointer; the caller holds a current context. Timing on; a host
+        // thread waiting for the event sleeps instead of spinning a core synthesis needs.
         check("creating an event", unsafe {
-            cu::cuEventCreate(&mut raw, 0)
+            cu::cuEventCreate(&mut raw, cu::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32)
         })?;
         Ok(Self { raw })
     }
