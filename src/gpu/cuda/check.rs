@@ -573,9 +573,21 @@ pub fn bench_proofs(
         anyhow::ensure!(n > 0, "test data has no PoRep");
         data.porep_request(i % n)
     };
+    // Each part's failure is printed and the next part still runs (the supraseal comparison
+    // failing, say, must not cost the stream's figures); the step fails at the end.
+    let mut failed: Vec<String> = Vec::new();
+    let mut part = |name: &str, outcome: Res<()>| {
+        if let Err(e) = outcome {
+            println!("CHECK {name} ran: FAIL ({e:#})");
+            failed.push(name.to_string());
+        }
+    };
     // Before the CPU-heavy stream below, so that a time cap cannot cut the comparison.
     #[cfg(feature = "supraseal")]
-    vs_supraseal(&gpu, &porep(0)?, params_dir, stream_jobs)?;
+    part(
+        "vs-supraseal",
+        porep(0).and_then(|r| vs_supraseal(&gpu, &r, params_dir, stream_jobs)),
+    );
     #[cfg(not(feature = "supraseal"))]
     println!(
         "BENCH gpu/vs-supraseal ours=NA base=NA speedup=NA runs=0 (built without the supraseal feature)"
@@ -611,7 +623,10 @@ pub fn bench_proofs(
             Ok(Arc::new(assignments))
         })
         .collect::<Res<_>>()?;
-    msm_split_bench(&gpu, &synthesized[0][0], kind, params_dir)?;
+    part(
+        "msm-split bench",
+        msm_split_bench(&gpu, &synthesized[0][0], kind, params_dir),
+    );
     let job = |i: usize| -> Res<Arc<dyn Workload>> {
         let inner = FilecoinWorkload::new(request(i)?, params_dir.to_path_buf(), false);
         Ok(super::replay::Replayed::new(
@@ -668,6 +683,7 @@ pub fn bench_proofs(
         stream_jobs as f64 / (ours / 60e3),
         density_uploads.density_uploads()
     );
+    anyhow::ensure!(failed.is_empty(), "failed: {}", failed.join(", "));
     Ok(())
 }
 
