@@ -306,6 +306,7 @@ impl Engine {
             affinity: Duration::from_secs(config.affinity_secs),
             critical: HashMap::new(),
             critical_synthesizing: 0,
+            critical_starting: 0,
             counters: Counters::default(),
             busy_ms: Default::default(),
             trash: Vec::new(),

@@ -140,6 +140,9 @@ pub struct State {
     pub critical: HashMap<String, u64>,
     /// CRITICAL partitions being synthesized (see `schedule::critical_coming`).
     pub critical_synthesizing: usize,
+    /// CRITICAL partitions in `prove_start` now: the other provers start no lower-class
+    /// partition meanwhile, so the CRITICAL one never queues behind a new one for the device.
+    pub critical_starting: usize,
     pub counters: Counters,
     /// Busy milliseconds per worker name.
     pub busy_ms: BTreeMap<String, f64>,

@@ -259,6 +259,9 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, serves: Serves) {
                 if let (Some(_), false) = (next, held_for_critical) {
                     let (key, s) = st.prove_queue.pop_first().expect("checked");
                     let kind = st.jobs.get(&key.1).map(|j| j.kind.clone());
+                    if key.0 == Priority::Critical {
+                        st.critical_starting += 1;
+                    }
                     break (key, s, kind.unwrap_or_default());
                 }
                 st = inner.unlock_and_wait(&inner.prove_cv, st, None);
@@ -287,6 +290,7 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, serves: Serves) {
             Ok(Ok((pending, released))) => {
                 let lane = inner.backend.lane(&pending);
                 let mut st = inner.lock();
+                st.critical_starting -= usize::from(key.0 == Priority::Critical);
                 *st.busy_ms.entry(name.clone()).or_default() += start_ms;
                 st.return_buffers(released);
                 if st.jobs.get(&key.1).is_some_and(|j| j.live()) && !st.closed {
@@ -311,6 +315,7 @@ pub fn prover_worker(inner: Arc<Inner>, name: String, serves: Serves) {
         };
         let replacement = inner.backend.alloc_buffers(capacity);
         let mut st = inner.lock();
+        st.critical_starting -= usize::from(key.0 == Priority::Critical);
         *st.busy_ms.entry(name.clone()).or_default() += start_ms;
         st.return_buffers(replacement);
         st.partition_done(key.1, charged);
