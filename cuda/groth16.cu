@@ -407,40 +407,71 @@ void sum_on_device(int ordinal, const void* d_points, const uint64_t* d_bits, si
         throw sppark_error(cudaErrorInvalidValue,
                            std::string("a sum of 2^31 or more points is beyond batch_addition"));
     if (n > 0) {
-        const gpu_t& gpu = select_gpu(select_device(ordinal));
+        int pool = select_device(ordinal);
+        const gpu_t& gpu = select_gpu(pool);
         cudaStream_t stream = gpu;
         uint32_t warps = (uint32_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
         size_t bucket_bytes = warps * sizeof(bucket_h);
         size_t map_bytes = (n + 1023) / 1024 * 1024 / 8;
+        std::vector<bucket> sums(warps);
         unsigned char* d_temp = nullptr;
-        CUDA_OK(cudaMallocAsync((void**)&d_temp, bucket_bytes + map_bytes, stream));
+        cudaError_t e = cudaMallocAsync((void**)&d_temp, bucket_bytes + map_bytes, stream);
+        if (e == cudaErrorMemoryAllocation) {
+            // What the MSM cache holds must never be why a sum fails (as in msm_on_device).
+            (void)cudaGetLastError();
+            kept_msms().release<msm_g1_t, msm_g2_t>(pool);
+            e = cudaMallocAsync((void**)&d_temp, bucket_bytes + map_bytes, stream);
+        }
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            throw sppark_error(e, std::string("point sum: allocating its scratch: ") +
+                                      cudaGetErrorString(e));
+        }
         bucket_h* d_sums = reinterpret_cast<bucket_h*>(d_temp);
         const uint32_t* d_map = reinterpret_cast<const uint32_t*>(d_temp + bucket_bytes);
         const affine_h* points = static_cast<const affine_h*>(d_points);
         uint32_t npoints = (uint32_t)n;
         bool accumulate = false;
-        uint32_t sid = 0;
+        // batch_addition's work counter for this id is a device static; supraseal's split (in
+        // the benchmark binary, which links it) uses ids 0 and 1 of the same kernels.
+        uint32_t sid = BATCH_ADD_NSTREAMS - 1;
         void (*kernel)(bucket_h*, const affine_h*, uint32_t, const uint32_t*, bool, uint32_t) =
             batch_addition<bucket>;
         void* args[] = {&d_sums, &points, &npoints, &d_map, &accumulate, &sid};
-        std::vector<bucket> sums(warps);
         // Every step is enqueued only after the one before it was; the temporary is freed on
-        // every path before the first error is thrown.
-        cudaError_t e = cudaMemsetAsync(d_temp + bucket_bytes, 0, map_bytes, stream);
-        if (e == cudaSuccess)
+        // every path before the first error is thrown, and the error names its step.
+        const char* step = "zeroing the map's padding";
+        e = cudaMemsetAsync(d_temp + bucket_bytes, 0, map_bytes, stream);
+        if (e == cudaSuccess) {
+            step = "copying the map";
             e = cudaMemcpyAsync(d_temp + bucket_bytes, d_bits, (n + 63) / 64 * 8,
                                 cudaMemcpyDeviceToDevice, stream);
-        if (e == cudaSuccess)
+        }
+        if (e == cudaSuccess) {
+            step = "launching batch_addition";
             e = cudaLaunchCooperativeKernel((const void*)kernel, dim3(gpu.sm_count()),
                                             dim3(BATCH_ADD_BLOCK_SIZE), args, 0, stream);
-        if (e == cudaSuccess)
+        }
+        if (e == cudaSuccess) {
+            step = "copying the sums back";
             e = cudaMemcpyAsync(sums.data(), d_sums, bucket_bytes, cudaMemcpyDeviceToHost,
                                 stream);
+        }
         cudaError_t freed = cudaFreeAsync(d_temp, stream);
         cudaError_t synced = cudaStreamSynchronize(stream);
-        CUDA_OK(e);
-        CUDA_OK(freed);
-        CUDA_OK(synced);
+        if (e == cudaSuccess && freed != cudaSuccess) {
+            step = "freeing its scratch";
+            e = freed;
+        }
+        if (e == cudaSuccess && synced != cudaSuccess) {
+            step = "waiting for it";
+            e = synced;
+        }
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            throw sppark_error(e, std::string("point sum: ") + step + ": " +
+                                      cudaGetErrorString(e));
+        }
         for (const bucket& s : sums) total.add(s);
     }
     out = total;
