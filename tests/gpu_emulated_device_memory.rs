@@ -36,17 +36,30 @@ use rand_chacha::ChaCha20Rng;
 mod reference;
 use reference::{Reference, Sha256Case};
 
-#[test]
-fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {
-    let _ = env_logger::builder().is_test(true).try_init();
-    let circuit = RandomCircuit::new(Shape::Mixed, (1 << 14) - 16, 5);
+/// A random circuit of `constraints` (Mixed), its parameters, both from `seed`, and their SRS.
+fn random_circuit(
+    constraints: usize,
+    seed: u64,
+) -> (
+    RandomCircuit,
+    bellperson::groth16::Parameters<blstrs::Bls12>,
+    Arc<Srs>,
+) {
+    let circuit = RandomCircuit::new(Shape::Mixed, constraints, seed);
     let params = paramgen::generate(
         circuit.clone(),
-        &mut ChaCha20Rng::seed_from_u64(5),
+        &mut ChaCha20Rng::seed_from_u64(seed),
         &|_, _| {},
     )
     .unwrap();
     let srs = Arc::new(Srs::from_parameters(&params));
+    (circuit, params, srs)
+}
+
+#[test]
+fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let (circuit, params, srs) = random_circuit((1 << 14) - 16, 5);
     let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(6));
     let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
     let reference = Reference::new(
@@ -59,14 +72,7 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
     let check = |proof: &Proof, what: &str| reference.check(proof, what);
     // A partition of a small circuit (the device's smallest domain, 2^10), to prove beside one
     // that waits: a WinningPoSt beside PoRep partitions.
-    let small = RandomCircuit::new(Shape::Mixed, (1 << 10) - 16, 7);
-    let small_params = paramgen::generate(
-        small.clone(),
-        &mut ChaCha20Rng::seed_from_u64(7),
-        &|_, _| {},
-    )
-    .unwrap();
-    let small_srs = Arc::new(Srs::from_parameters(&small_params));
+    let (small, small_params, small_srs) = random_circuit((1 << 10) - 16, 7);
     let small_assignment = synthesize(small.clone(), BufferSet::default()).unwrap();
 
     // Room for the parameters, the density maps, one and a half partitions' buffers, and what

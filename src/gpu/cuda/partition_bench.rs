@@ -136,7 +136,7 @@ pub fn bench_partition(lg: u32, runs: usize, as_gib: u64) -> Res<()> {
     // All parameters resident whatever the device: the baseline. (An 80 GB GPU would
     // otherwise stream some of them to hold two partitions; that is the pair run below.)
     gpu.set_pair_streaming(false);
-    let resident = timed_partitions(&gpu, &shape, &srs, runs, "resident")?;
+    let (resident, set) = timed_partitions(&gpu, &shape, &srs, runs, "resident", None)?;
     println!(
         "BENCH gpu/partition-n{} ours={:.1} base=NA speedup=NA runs={runs} {} \
          prepare_ms={prepare_ms:.0} parameter_bytes={} table_ms={} (table: start + finish \
@@ -148,16 +148,21 @@ pub fn bench_partition(lg: u32, runs: usize, as_gib: u64) -> Res<()> {
         shape.srs_bytes(),
         table.start_ms + table.finish_ms
     );
+    // Pinned buffer sets (17 GB each at 2^27) are made once and handed from run to run.
+    let mut spare = vec![set];
+    // Two partitions beside every parameter, on the same backend, where the device holds them
+    // (an H200); an 80 GB GPU would prove them one at a time, which gpu/partition-n<lg> is.
+    if holds_two_beside_every_parameter(&gpu, &shape)? {
+        spare = pipelined_pair(&gpu, &shape, &srs, resident.total_ms, "pipelined", spare)?;
+    } else {
+        println!(
+            "NOTE partition bench: this device holds one partition at a time beside every \
+             parameter (gpu/partition-n{} is that figure): no all-resident pair",
+            shape.lg
+        );
+    }
     drop(gpu);
-    // The figure that decides whether an 80 GB GPU's pair streaming stays on by default comes
-    // before the all-resident pair (which, on an 80 GB GPU, proves one partition at a time and
-    // re-uploads the parameters), so a time cap cuts the less useful one.
-    pipelined_as_80gib(&shape, &srs, resident.total_ms)?;
-    let gpu = first_device()?;
-    gpu.set_pair_streaming(false);
-    warm_up(&gpu, &shape, &srs)?;
-    pipelined_pair(&gpu, &shape, &srs, resident.total_ms, "pipelined")?;
-    drop(gpu);
+    let mut spare = pipelined_as_80gib(&shape, &srs, resident.total_ms, spare)?;
     if as_gib == 0 {
         return Ok(());
     }
@@ -173,7 +178,14 @@ pub fn bench_partition(lg: u32, runs: usize, as_gib: u64) -> Res<()> {
     let chunk = scaled_stream_chunk(&shape);
     gpu.set_stream_chunk(chunk);
     gpu.set_parameter_limit(keep + stream_window_bytes(chunk));
-    let streamed = timed_partitions(&gpu, &shape, &srs, runs, &format!("as {as_gib} GiB"))?;
+    let (streamed, _) = timed_partitions(
+        &gpu,
+        &shape,
+        &srs,
+        runs,
+        &format!("as {as_gib} GiB"),
+        spare.pop(),
+    )?;
     println!(
         "BENCH gpu/partition-n{}-as-{as_gib}gib ours={:.1} base={:.1} speedup={:.2} runs={runs} \
          {} (parameters kept as on a {as_gib} GiB GPU, the rest streamed; base: all resident)",
@@ -197,33 +209,62 @@ fn scaled_stream_chunk(shape: &SyntheticShape) -> usize {
 /// memory. Prints `BENCH gpu/partition-n<lg>-as-80gib-pipelined` against `serial_ms` (all
 /// resident, one partition alone): above 1 the pair streaming an 80 GB GPU does by default
 /// pays; below, `CUZK_GPU_PAIR_STREAMING=0` (one partition at a time) is faster.
-fn pipelined_as_80gib(shape: &SyntheticShape, srs: &Arc<Srs>, serial_ms: f64) -> Res<()> {
+fn pipelined_as_80gib(
+    shape: &SyntheticShape,
+    srs: &Arc<Srs>,
+    serial_ms: f64,
+    mut spare: Vec<BufferSet>,
+) -> Res<Vec<BufferSet>> {
     let Some(keep) = kept_parameter_bytes(shape, 80) else {
         println!("NOTE partition bench: an 80 GiB GPU streams nothing to hold two partitions");
-        return Ok(());
+        return Ok(spare);
     };
     let gpu = first_device()?;
     let chunk = scaled_stream_chunk(shape);
     gpu.set_stream_chunk(chunk);
     gpu.set_parameter_limit(keep + stream_window_bytes(chunk));
-    warm_up(&gpu, shape, srs)?;
-    pipelined_pair(&gpu, shape, srs, serial_ms, "as-80gib-pipelined")
+    let set = warm_up(&gpu, shape, srs, spare.pop())?;
+    spare.push(set);
+    pipelined_pair(&gpu, shape, srs, serial_ms, "as-80gib-pipelined", spare)
 }
 
-/// Proves one untimed partition on `gpu`, which uploads the parameters.
-fn warm_up(gpu: &GpuBackend, shape: &SyntheticShape, srs: &Arc<Srs>) -> Res<()> {
+/// Proves one untimed partition on `gpu` from `set` (or a new one), which uploads the
+/// parameters; returns the set.
+fn warm_up(
+    gpu: &GpuBackend,
+    shape: &SyntheticShape,
+    srs: &Arc<Srs>,
+    set: Option<BufferSet>,
+) -> Res<BufferSet> {
     let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(9);
-    let assignment = synthetic_assignment(shape, gpu.alloc_buffers(shape.domain()), 30)?;
-    gpu.prove(assignment, srs, Randomness::random(&mut rng))?;
-    Ok(())
+    let set = set.unwrap_or_else(|| gpu.alloc_buffers(shape.domain()));
+    let assignment = synthetic_assignment(shape, set, 30)?;
+    let started = gpu.prove_start(assignment, srs, Randomness::random(&mut rng))?;
+    gpu.prove_finish(started.pending)?;
+    Ok(started.released)
+}
+
+/// Whether `gpu` holds two partitions of `shape` beside all of its parameters (the footprint's
+/// rule for the device's memory).
+fn holds_two_beside_every_parameter(gpu: &GpuBackend, shape: &SyntheticShape) -> Res<bool> {
+    let (_, total) = gpu.memory_info()?;
+    let fit = gpu_fit(
+        total,
+        shape.srs_bytes(),
+        shape.domain(),
+        shape.aux,
+        shape.inputs,
+    );
+    Ok(fit.at_once == 2 && fit.streamed_bytes == 0)
 }
 
 /// Two partitions as the engine pipelines them, on `gpu` with the parameters already there:
 /// one thread starts them in turn, another finishes each as its start returns, so the second
 /// one's copies and NTTs can overlap the first one's MSMs where the device holds both. Both
-/// buffer sets are filled before the clock starts. Prints `BENCH gpu/partition-n<lg>-<name>`
-/// (per partition, against `serial_ms`, one partition's start + finish alone), or a NOTE when
-/// the host lacks memory for a second set. Whether the overlap pays decides whether an 80 GB
+/// buffer sets (`spare` ones first, new ones for the rest) are filled before the clock starts,
+/// and handed back. Prints `BENCH gpu/partition-n<lg>-<name>` (per partition, against
+/// `serial_ms`, one partition's start + finish alone), or a NOTE when the host lacks memory
+/// for the sets it must make. Whether the overlap pays decides whether an 80 GB
 /// GPU should stream some parameters to hold two 32 GiB partitions at once (docs/gpu.md).
 fn pipelined_pair(
     gpu: &GpuBackend,
@@ -231,24 +272,30 @@ fn pipelined_pair(
     srs: &Arc<Srs>,
     serial_ms: f64,
     name: &str,
-) -> Res<()> {
-    let need = shape.set_bytes() * 2 * 11 / 10;
+    mut spare: Vec<BufferSet>,
+) -> Res<Vec<BufferSet>> {
+    let missing = 2usize.saturating_sub(spare.len()) as u64;
+    let need = shape.set_bytes() * missing * 11 / 10;
     if host_available_bytes().is_some_and(|available| available < need) {
         println!(
-            "NOTE partition bench: no memory for two more buffer sets ({need} bytes): no \
-             {name} run"
+            "NOTE partition bench: no memory for {missing} more buffer sets ({need} bytes): \
+             no {name} run"
         );
-        return Ok(());
+        return Ok(spare);
     }
-    let assignments = [0u64, 1]
-        .map(|seed| synthetic_assignment(shape, gpu.alloc_buffers(shape.domain()), 10 + seed));
-    let [first, second] = assignments;
-    let assignments = [first?, second?];
+    let mut set = || {
+        spare
+            .pop()
+            .unwrap_or_else(|| gpu.alloc_buffers(shape.domain()))
+    };
+    let first = synthetic_assignment(shape, set(), 10)?;
+    let second = synthetic_assignment(shape, set(), 11)?;
+    let assignments = [first, second];
     let waits_before = gpu.memory_waits();
     let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(11);
     let randomness = [0, 1].map(|_| Randomness::random(&mut rng));
-    // The sets `prove_start` hands back are kept until the clock stops: freeing pinned
-    // memory takes time the engine (whose pool keeps them) never spends.
+    // The sets `prove_start` hands back are kept (and handed back): freeing pinned memory
+    // takes time the engine (whose pool keeps them) never spends.
     let mut released = Vec::new();
     let t = Instant::now();
     let finished = std::thread::scope(|scope| -> Res<usize> {
@@ -274,7 +321,6 @@ fn pipelined_pair(
             .map_err(|_| anyhow::anyhow!("the finishing thread panicked"))?
     })?;
     let per_partition = t.elapsed().as_secs_f64() * 1e3 / 2.0;
-    drop(released);
     anyhow::ensure!(
         finished == 2,
         "{finished} of 2 pipelined partitions finished"
@@ -291,7 +337,8 @@ fn pipelined_pair(
         resident.streamed_bytes(),
         resident.locked_streamed_bytes()
     );
-    Ok(())
+    released.extend(spare);
+    Ok(released)
 }
 
 /// Bytes of `shape`'s parameters a GPU of `gib` GiB keeps resident beside its partitions (one,
@@ -322,15 +369,17 @@ struct Timed {
 }
 
 /// Proves `runs` synthetic partitions of `shape` on `gpu` (after an untimed warm-up, which
-/// uploads the parameters) from one pinned buffer set, as the engine's pool would.
+/// uploads the parameters) from one pinned buffer set (`set`, or a new one), as the engine's
+/// pool would; returns the set too.
 fn timed_partitions(
     gpu: &GpuBackend,
     shape: &SyntheticShape,
     srs: &Arc<Srs>,
     runs: usize,
     what: &str,
-) -> Res<Timed> {
-    let mut set = gpu.alloc_buffers(shape.domain());
+    set: Option<BufferSet>,
+) -> Res<(Timed, BufferSet)> {
+    let mut set = set.unwrap_or_else(|| gpu.alloc_buffers(shape.domain()));
     print_memory(gpu, &format!("before the partition benchmark ({what})"));
     let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(7);
     let mut first_ms = 0.0;
@@ -354,7 +403,7 @@ fn timed_partitions(
     print_memory(gpu, &format!("after the partition benchmark ({what})"));
     let resident = gpu.resident(srs, 0)?;
     let (start, finish) = (median(starts), median(finishes));
-    Ok(Timed {
+    let timed = Timed {
         total_ms: start + finish,
         fields: format!(
             "start_call_ms={start:.1} finish_call_ms={finish:.1} first_ms={first_ms:.1} \
@@ -364,7 +413,8 @@ fn timed_partitions(
             resident.streamed_bytes(),
             resident.locked_streamed_bytes()
         ),
-    })
+    };
+    Ok((timed, set))
 }
 
 /// `MemAvailable` from /proc/meminfo, in bytes (None where it cannot be read).
