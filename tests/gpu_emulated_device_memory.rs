@@ -36,15 +36,13 @@ use rand_chacha::ChaCha20Rng;
 mod reference;
 use reference::{Reference, Sha256Case};
 
-/// A random circuit of `constraints` (Mixed), its parameters, both from `seed`, and their SRS.
-fn random_circuit(
+/// A random circuit of `constraints` (Mixed), its parameters from `seed` as an SRS, and
+/// bellperson's proof of it with `randomness`.
+fn random_case(
     constraints: usize,
     seed: u64,
-) -> (
-    RandomCircuit,
-    bellperson::groth16::Parameters<blstrs::Bls12>,
-    Arc<Srs>,
-) {
+    randomness: Randomness,
+) -> (RandomCircuit, Arc<Srs>, Reference) {
     let circuit = RandomCircuit::new(Shape::Mixed, constraints, seed);
     let params = paramgen::generate(
         circuit.clone(),
@@ -53,15 +51,6 @@ fn random_circuit(
     )
     .unwrap();
     let srs = Arc::new(Srs::from_parameters(&params));
-    (circuit, params, srs)
-}
-
-#[test]
-fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {
-    let _ = env_logger::builder().is_test(true).try_init();
-    let (circuit, params, srs) = random_circuit((1 << 14) - 16, 5);
-    let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(6));
-    let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
     let reference = Reference::new(
         circuit.clone(),
         &params,
@@ -69,10 +58,19 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
         randomness,
         circuit.public_inputs(),
     );
+    (circuit, srs, reference)
+}
+
+#[test]
+fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(6));
+    let (circuit, srs, reference) = random_case((1 << 14) - 16, 5, randomness);
+    let assignment = || synthesize(circuit.clone(), BufferSet::default()).unwrap();
     let check = |proof: &Proof, what: &str| reference.check(proof, what);
     // A partition of a small circuit (the device's smallest domain, 2^10), to prove beside one
     // that waits: a WinningPoSt beside PoRep partitions.
-    let (small, small_params, small_srs) = random_circuit((1 << 10) - 16, 7);
+    let (small, small_srs, small_reference) = random_case((1 << 10) - 16, 7, randomness);
     let small_assignment = synthesize(small.clone(), BufferSet::default()).unwrap();
 
     // Room for the parameters, the density maps, one and a half partitions' buffers, and what
@@ -135,13 +133,6 @@ fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() 
     // A small partition of another circuit (a WinningPoSt beside PoRep partitions) fits in the
     // room left: it must start and finish while the second still waits, which holds nothing
     // the small one needs (it once held the device's start lock while it waited).
-    let small_reference = Reference::new(
-        small.clone(),
-        &small_params,
-        &small_srs,
-        randomness,
-        small.public_inputs(),
-    );
     let (small_tx, small_rx) = mpsc::channel();
     let small_thread = {
         let (gpu, srs, asg) = (Arc::clone(&gpu), Arc::clone(&small_srs), small_assignment);

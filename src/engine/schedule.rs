@@ -322,8 +322,9 @@ fn admit(
 /// partition is being synthesized or started, or one is queued and can be picked right now
 /// (its parameters resident, a buffer set free, its memory available), so a synthesis worker
 /// takes it at once. The provers then start no lower-class partition: a WinningPoSt waits for
-/// at most the `prove_start` already running, and none started after it. A CRITICAL job that cannot be picked now (waiting for memory that lower
-/// partitions hold) does not hold the provers, so this can never deadlock.
+/// at most the `prove_start` already running, and none started after it. A CRITICAL job that
+/// cannot be picked now (waiting for memory that lower partitions hold) does not hold the
+/// provers, so this can never deadlock.
 pub fn critical_coming(st: &State) -> bool {
     if st.critical_synthesizing > 0 || st.critical_starting > 0 {
         return true;

@@ -196,11 +196,16 @@ impl Drop for DeviceSlot {
 /// partitions on the device finish.
 const ADMISSION_PATIENCE: Duration = Duration::from_secs(600);
 
+/// Whether an unfinished partition holds `dev` (the map holds one reference itself).
+fn held_by_a_partition(dev: &Arc<ResidentSrs>) -> bool {
+    Arc::strong_count(dev) > 1
+}
+
 /// Device bytes of the resident sets other than `key` that partitions on the device hold (with
 /// the `window` their streamed queries pass through).
 fn in_use_bytes(map: &ResidentMap, key: usize, window: u64) -> u64 {
     map.iter()
-        .filter(|(k, (_, dev))| **k != key && Arc::strong_count(dev) > 1)
+        .filter(|(k, (_, dev))| **k != key && held_by_a_partition(dev))
         .map(|(_, (_, dev))| dev.device_bytes() + if dev.streamed_bytes() > 0 { window } else { 0 })
         .sum()
 }
@@ -913,7 +918,7 @@ impl GpuBackend {
             // Only idle sets go: one an unfinished partition holds stays allocated, so it
             // stays in the map, counted by admission and shared by its next partition.
             let before = map.len();
-            map.retain(|_, (_, dev)| Arc::strong_count(dev) > 1);
+            map.retain(|_, (_, dev)| held_by_a_partition(dev));
             debug!(
                 "device {}: dropping {} idle resident SRS and the idle buffers for room",
                 self.ordinal(),

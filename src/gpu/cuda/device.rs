@@ -101,9 +101,9 @@ impl DeviceContext {
                 "device {ordinal} does not exist ({n} CUDA device(s))"
             )));
         }
-        // Every device's flags, before the first context: sppark's device pool, built when the
-        // first device opens, makes every device's primary context active, after which a
-        // driver may refuse to change its flags.
+        // Every device's flags at the first open, before any context: sppark's device pool,
+        // built when the first device opens, makes every device's primary context active,
+        // after which a driver may refuse to change its flags.
         static EVERY_DEVICE: std::sync::Once = std::sync::Once::new();
         EVERY_DEVICE.call_once(|| {
             for other in (0..n).filter_map(|o| Device::get_device(o).ok()) {
@@ -111,7 +111,6 @@ impl DeviceContext {
             }
         });
         let device = Device::get_device(ordinal).map_err(|e| device_error("device", e))?;
-        use_blocking_sync(device);
         // cust makes the retained primary context current; put back what the calling thread
         // had (it may be the host program's thread, with CUDA state of its own).
         let mut previous = std::ptr::null_mut();
