@@ -188,7 +188,7 @@ EMU_GO_ENV := PKG_CONFIG_PATH=$(EMU_GO_LIB) GOCACHE=$(TARGET)/emu-go-cache
 emu-test: export CUZK_ALLOW_EMULATED_GPUS = 1
 emu-test: fixtures
 	$(CARGO) clippy --release --features gpu-emulator --all-targets -- -D warnings
-	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_emulated_msm_state --test gpu_emulated_device_memory --test gpu_emulated_pair_streaming --test gpu_fallback
+	$(CARGO) test --release --features gpu-emulator --test gpu_emulated --test gpu_emulated_msm_state --test gpu_emulated_device_memory --test gpu_emulated_pair_streaming --test gpu_emulated_circuit_switch --test gpu_fallback
 	env -u CUZK_ALLOW_EMULATED_GPUS $(CARGO) test --release --features gpu-emulator --test gpu_emulator_opt_in
 	$(CARGO) build --release --features gpu-emulator --bin cuzk
 	scripts/make-gpu-bundle.sh $(CUZK) "$(EMU_BUNDLE)"

@@ -34,32 +34,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 mod reference;
-use reference::{Reference, Sha256Case};
-
-/// A random circuit of `constraints` (Mixed), its parameters from `seed` as an SRS, and
-/// bellperson's proof of it with `randomness`.
-fn random_case(
-    constraints: usize,
-    seed: u64,
-    randomness: Randomness,
-) -> (RandomCircuit, Arc<Srs>, Reference) {
-    let circuit = RandomCircuit::new(Shape::Mixed, constraints, seed);
-    let params = paramgen::generate(
-        circuit.clone(),
-        &mut ChaCha20Rng::seed_from_u64(seed),
-        &|_, _| {},
-    )
-    .unwrap();
-    let srs = Arc::new(Srs::from_parameters(&params));
-    let reference = Reference::new(
-        circuit.clone(),
-        &params,
-        &srs,
-        randomness,
-        circuit.public_inputs(),
-    );
-    (circuit, srs, reference)
-}
+use reference::{random_case, Sha256Case};
 
 #[test]
 fn a_partition_waits_for_device_memory_when_two_do_not_fit_instead_of_failing() {

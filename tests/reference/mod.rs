@@ -1,5 +1,6 @@
 //! What the GPU-emulated tests compare a proof with: bellperson's `create_proof` for the same
-//! circuit, parameters, r and s, byte for byte, and bellperson's verifier on our parameters.
+//! circuit, parameters, r and s, byte for byte, and bellperson's verifier on our parameters. Each test binary uses some of these helpers.
+#![allow(dead_code)]
 
 use std::sync::{Arc, Weak};
 
@@ -7,7 +8,7 @@ use bellperson::groth16::{create_proof, Parameters};
 use bellperson::Circuit;
 use blstrs::{Bls12, Scalar};
 use cuzk::groth16::paramgen;
-use cuzk::groth16::test_circuits::Sha256Preimage;
+use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
 use cuzk::groth16::{verify, Proof, Randomness, Srs};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -92,4 +93,29 @@ impl Sha256Case {
             reference,
         }
     }
+}
+
+/// A random circuit of `constraints` (Mixed), its parameters from `seed` as an SRS, and
+/// bellperson's proof of it with `randomness`.
+pub fn random_case(
+    constraints: usize,
+    seed: u64,
+    randomness: Randomness,
+) -> (RandomCircuit, Arc<Srs>, Reference) {
+    let circuit = RandomCircuit::new(Shape::Mixed, constraints, seed);
+    let params = paramgen::generate(
+        circuit.clone(),
+        &mut ChaCha20Rng::seed_from_u64(seed),
+        &|_, _| {},
+    )
+    .expect("parameters generate");
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let reference = Reference::new(
+        circuit.clone(),
+        &params,
+        &srs,
+        randomness,
+        circuit.public_inputs(),
+    );
+    (circuit, srs, reference)
 }

@@ -593,8 +593,8 @@ impl GpuBackend {
             return Ok(None);
         }
         let words = n.div_ceil(64);
-        let ones = self.buffers.take(words * 8)?;
-        let others = self.buffers.take(words * 8)?;
+        let ones = self.take(words * 8)?;
+        let others = self.take(words * 8)?;
         kernels::split_classify(self.ordinal(), d_scalars, n, ones.at(0), others.at(0))?;
         let mut bits = vec![0u64; words];
         d2h_blocking(
@@ -607,7 +607,7 @@ impl GpuBackend {
             self.buffers.give([ones, others]);
             return Ok(None);
         }
-        let others_prefix = self.buffers.take(words * 4)?;
+        let others_prefix = self.take(words * 4)?;
         h2d(others_prefix.at(0), as_bytes(&prefix), &self.finish_stream)?;
         self.finish_stream.synchronize()?;
         Ok(Some(SplitMaps {
@@ -636,9 +636,9 @@ impl GpuBackend {
         let total = maps.others_count;
         if total > 0 {
             let chunk = total.min(self.split_chunk.load(Ordering::SeqCst));
-            let scalars = self.buffers.take(chunk * SCALAR)?;
+            let scalars = self.take(chunk * SCALAR)?;
             // Sized for G2 points on either curve, so the pool keeps one buffer for both.
-            let points = self.buffers.take(chunk * Curve::G2.point_bytes())?;
+            let points = self.take(chunk * Curve::G2.point_bytes())?;
             for lo in (0..total).step_by(chunk) {
                 let hi = (lo + chunk).min(total);
                 kernels::split_gather(
@@ -744,8 +744,8 @@ impl GpuBackend {
         // Sized for a chunk of G2 points whatever the curve, so the pool keeps one pair of
         // windows for every streamed MSM (the admission counts two such windows).
         let windows = [
-            self.buffers.take(chunk * Curve::G2.point_bytes())?,
-            self.buffers.take(chunk * Curve::G2.point_bytes())?,
+            self.take(chunk * Curve::G2.point_bytes())?,
+            self.take(chunk * Curve::G2.point_bytes())?,
         ];
         let copy = |window: &DeviceMem, lo: usize| -> Result<()> {
             let hi = (lo + chunk).min(n);
@@ -820,6 +820,56 @@ impl GpuBackend {
         if let Some(m) = maps {
             self.buffers.give([m.ones, m.others, m.others_prefix]);
         }
+    }
+
+    /// A device buffer of at least `bytes` from the pool. When the device is out of memory,
+    /// room is made (see [`GpuBackend::make_room`]) and it is tried again: first until
+    /// `bytes` are free, then, should the allocation still fail (the free bytes may lie in
+    /// pieces), with everything idle gone.
+    fn take(&self, bytes: usize) -> Result<DeviceMem> {
+        let mut error = match self.buffers.take(bytes) {
+            Ok(mem) => return Ok(mem),
+            Err(e) => e,
+        };
+        for needed in [bytes as u64, u64::MAX] {
+            debug!("device {}: {error}; making room", self.ordinal());
+            let mut map = self.resident.lock().unwrap_or_else(|p| p.into_inner());
+            self.make_room(&mut map, needed)?;
+            drop(map);
+            match self.buffers.take(bytes) {
+                Ok(mem) => return Ok(mem),
+                Err(e) => error = e,
+            }
+        }
+        Err(error)
+    }
+
+    /// Frees device memory nothing uses until `needed` bytes are free (or all of it): first
+    /// the pool's idle buffers and the kept MSM state, cheap to allocate again; then the
+    /// resident parameter sets no unfinished partition holds (`map`, locked by the caller),
+    /// uploaded again when next needed. The admission does not count idle sets, as they go
+    /// here: another circuit's parameters left on the device (a WindowPoSt set beside a PoRep
+    /// set on an H200) must not make a partition it admitted run out of memory.
+    fn make_room(&self, map: &mut ResidentMap, needed: u64) -> Result<()> {
+        self.buffers.clear();
+        super::resident::release_msm_state(self.ordinal());
+        let (free, _) = self.ctx.memory_info()?;
+        if free >= needed {
+            return Ok(());
+        }
+        // Only idle sets go: one an unfinished partition holds stays allocated, so it stays in
+        // the map, counted by the admission and shared by its next partition.
+        let before = map.len();
+        map.retain(|_, (_, dev)| held_by_a_partition(dev));
+        if map.len() < before {
+            debug!(
+                "device {}: dropped {} idle resident parameter sets for room ({free} bytes \
+                 were free, {needed} needed)",
+                self.ordinal(),
+                before - map.len()
+            );
+        }
+        Ok(())
     }
 
     /// The device's CUDA ordinal.
@@ -914,26 +964,22 @@ impl GpuBackend {
             );
             allowance = allowance.min(kept);
         }
-        if free < allowance + allowance / 4 {
-            // Only idle sets go: one an unfinished partition holds stays allocated, so it
-            // stays in the map, counted by admission and shared by its next partition.
-            let before = map.len();
-            map.retain(|_, (_, dev)| held_by_a_partition(dev));
-            debug!(
-                "device {}: dropping {} idle resident SRS and the idle buffers for room",
-                self.ordinal(),
-                before - map.len()
-            );
-            self.buffers.clear();
-            super::resident::release_msm_state(self.ordinal());
+        if free < allowance + beside {
+            self.make_room(&mut map, allowance + beside)?;
         }
         let t = Instant::now();
-        let dev = Arc::new(ResidentSrs::upload(
-            &self.ctx,
-            srs,
-            &self.compute_stream,
-            allowance,
-        )?);
+        let upload = || ResidentSrs::upload(&self.ctx, srs, &self.compute_stream, allowance);
+        let dev = Arc::new(match upload() {
+            Ok(dev) => dev,
+            Err(e) => {
+                debug!(
+                    "device {}: uploading parameters: {e}; making room",
+                    self.ordinal()
+                );
+                self.make_room(&mut map, u64::MAX)?;
+                upload()?
+            }
+        });
         debug!(
             "GPU_SRS_UPLOAD device={} bytes={} streamed_bytes={} locked_bytes={} ms={:.1}",
             self.ordinal(),
@@ -1001,7 +1047,7 @@ impl GpuBackend {
         };
         let resident = self.resident_with(srs, bytes + msm_state, Some(pair))?;
 
-        let abc = self.buffers.take(3 * m * SCALAR)?;
+        let abc = self.take(3 * m * SCALAR)?;
         let (da, db, dc) = (abc.at(0), abc.at(m * SCALAR), abc.at(2 * m * SCALAR));
         let t = Instant::now();
         let queued = self
@@ -1017,7 +1063,7 @@ impl GpuBackend {
 
         // aux, from the same set, timed on its own so its rate is reported apart.
         let t = Instant::now();
-        let aux = self.buffers.take(asg.aux.len() * SCALAR)?;
+        let aux = self.take(asg.aux.len() * SCALAR)?;
         let queued = self.upload_pooled(aux.at(0), &asg.aux);
         let copied = self.copy_stream.synchronize();
         queued?;
@@ -1028,7 +1074,7 @@ impl GpuBackend {
         // the density maps, which are the circuit's and kept with the resident SRS: uploaded
         // for the first partition of a shape only (about 1.5% of aux's bytes at 32 GiB).
         let t = Instant::now();
-        let inputs = self.buffers.take(ni * SCALAR)?;
+        let inputs = self.take(ni * SCALAR)?;
         h2d(inputs.at(0), as_bytes(&asg.inputs), &self.compute_stream)?;
         let mut scratch = vec![inputs];
         // The gathers run after the quotient on the same stream, and the quotient leaves h in
@@ -1038,7 +1084,7 @@ impl GpuBackend {
             if len <= m {
                 return Ok(freed);
             }
-            let own = self.buffers.take(len * SCALAR)?;
+            let own = self.take(len * SCALAR)?;
             let at = own.at(0);
             scratch.push(own);
             Ok(at)

@@ -334,8 +334,8 @@ impl DevicePool {
     }
 
     /// A buffer of at least `bytes` (at most twice that, so big buffers are not wasted on
-    /// small requests); allocates when none fits. On out-of-memory the kept buffers are freed
-    /// and the allocation is tried once more.
+    /// small requests); allocates when none fits. Out of memory is an error: the backend makes
+    /// room (these buffers, kept MSM state, idle parameter sets) and asks again.
     pub fn take(&self, bytes: usize) -> Result<DeviceMem, Groth16Error> {
         let reused = {
             let mut free = self.lock();
@@ -352,11 +352,7 @@ impl DevicePool {
         if let Some(mem) = reused {
             return Ok(mem);
         }
-        DeviceMem::alloc(&self.ctx, bytes).or_else(|_| {
-            self.clear();
-            release_msm_state(self.ctx.ordinal);
-            DeviceMem::alloc(&self.ctx, bytes)
-        })
+        DeviceMem::alloc(&self.ctx, bytes)
     }
 
     /// Returns buffers for reuse.
