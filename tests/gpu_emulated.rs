@@ -374,13 +374,13 @@ fn a_gpu_partition_is_charged_the_gpus_host_memory_and_a_cpu_fallback_takes_the_
     // The engine charges a device partition the GPU path's host figure, far below the CPU
     // prover's; a domain the device does not take (below 2^10) is charged the CPU's.
     assert_eq!(gpu.transient_bytes(&shape), shape.gpu_transient_bytes());
-    assert!(shape.gpu_transient_bytes() < shape.cpu_transient_bytes());
+    assert!(shape.gpu_transient_bytes() < shape.cpu_transient_bytes_here());
     let tiny = CircuitShape {
         constraints: 300,
         ..shape
     };
-    assert_eq!(gpu.transient_bytes(&tiny), tiny.cpu_transient_bytes());
-    let extra = shape.cpu_transient_bytes() - shape.gpu_transient_bytes();
+    assert_eq!(gpu.transient_bytes(&tiny), tiny.cpu_transient_bytes_here());
+    let extra = shape.cpu_transient_bytes_here() - shape.gpu_transient_bytes();
 
     // A budget without room: the fallback is refused and the partition fails with the
     // device's error and why, instead of running over the budget.

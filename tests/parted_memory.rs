@@ -173,3 +173,76 @@ fn post_synthesis_keeps_no_second_copy_of_the_sectors_values() {
         );
     }
 }
+
+/// The CPU prover's heap at its peak over a partition (the pending state held between the
+/// phases, as the engine holds it) must stay within what the engine charges for it, however
+/// many threads prove it: h's MSM runs a task a thread, each with a sorted order and buckets of
+/// its own (at 2^16 points and 32 threads these were 4 times the whole charge).
+#[test]
+fn the_cpu_prover_stays_within_its_charge_with_any_number_of_threads() {
+    use cuzk::groth16::test_circuits::{RandomCircuit, Sha256Preimage, Shape};
+    use cuzk::groth16::{paramgen, Assignment, CpuBackend, ProverBackend, Randomness, Srs};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+    use std::sync::Arc;
+
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(41));
+    let len = Sha256Preimage::len_for_blocks(2);
+    // Dense scalars (every MSM on the plain paths) and bit-heavy ones (the bit-aware MSMs).
+    let random = RandomCircuit::new(Shape::Mixed, (1 << 16) - 16, 42);
+    let sha = Sha256Preimage::with_seed(len, 43);
+    let blank_sha = Sha256Preimage {
+        len,
+        preimage: None,
+    };
+    type Synthesize = Box<dyn Fn() -> Assignment>;
+    let cases: [(&str, Srs, Synthesize); 2] = [
+        (
+            "random",
+            Srs::from_parameters(
+                &paramgen::generate(
+                    random.clone(),
+                    &mut ChaCha20Rng::seed_from_u64(44),
+                    &|_, _| {},
+                )
+                .unwrap(),
+            ),
+            Box::new(move || synthesize(random.clone(), BufferSet::default()).unwrap()),
+        ),
+        (
+            "sha256",
+            Srs::from_parameters(
+                &paramgen::generate(blank_sha, &mut ChaCha20Rng::seed_from_u64(45), &|_, _| {})
+                    .unwrap(),
+            ),
+            Box::new(move || synthesize(sha.clone(), BufferSet::default()).unwrap()),
+        ),
+    ];
+    for (name, srs, assignment) in cases {
+        let srs = Arc::new(srs);
+        for threads in [2, 8, 32] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let asg = assignment();
+            let shape = asg.shape();
+            let charged = shape.cpu_transient_bytes(threads);
+            let (_, peak) = peak_heap_growth(|| {
+                pool.install(|| {
+                    let started = CpuBackend.prove_start(asg, &srs, randomness).unwrap();
+                    // The buffer set goes back to the engine's pool here; it is not a transient.
+                    drop(started.released);
+                    CpuBackend.prove_finish(started.pending).unwrap()
+                })
+            });
+            eprintln!("{name}, {threads} threads: peak {peak} bytes, charged {charged}");
+            assert!(
+                peak as u64 <= charged,
+                "{name}, {threads} threads: the CPU prover held {peak} heap bytes at its peak, \
+                 more than the {charged} charged for it"
+            );
+        }
+    }
+}

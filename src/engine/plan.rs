@@ -478,7 +478,7 @@ fn plan_with_synthesis_cap(
             .iter()
             .map(|i| {
                 i.shape
-                    .cpu_transient_bytes()
+                    .cpu_transient_bytes(node.cores)
                     .saturating_sub(transient(&i.shape))
             })
             .max()
@@ -1441,8 +1441,9 @@ mod tests {
         }
     }
 
+    /// The CPU prover's transients as a 64-core node charges them.
     fn cpu(s: &CircuitShape) -> u64 {
-        s.cpu_transient_bytes()
+        s.cpu_transient_bytes(64)
     }
 
     #[test]
@@ -1594,12 +1595,12 @@ mod tests {
         let c = p.critical.clone().unwrap();
         assert_eq!(
             c.headroom_bytes,
-            winning.assignment_bytes() + winning.cpu_transient_bytes() + winning.set_bytes()
+            winning.assignment_bytes() + cpu(winning) + winning.set_bytes()
         );
         assert_eq!(c.buffers, 1);
         assert_eq!(c.resident_bytes, 184 << 20);
         for (f, i) in p.items.iter().zip(&items) {
-            let charge = i.shape.assignment_bytes() + i.shape.cpu_transient_bytes();
+            let charge = i.shape.assignment_bytes() + cpu(&i.shape);
             assert_eq!(f.partition_bytes, charge);
             let held = if i.class == Priority::Critical {
                 0

@@ -112,7 +112,7 @@ pub trait ProverBackend: Send + Sync {
     /// figure. A backend that sometimes needs more (a GPU falling back to the CPU) takes the
     /// rest from [`HostMemory`] when it needs it.
     fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
-        shape.cpu_transient_bytes()
+        shape.cpu_transient_bytes_here()
     }
 
     /// Where this backend takes host memory beyond [`ProverBackend::transient_bytes`]: the

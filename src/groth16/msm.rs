@@ -53,6 +53,17 @@ pub fn msm_g1(bases: &[G1Affine], scalars: &[ScalarBytes]) -> G1Projective {
     msm_g1_blst(bases, scalars)
 }
 
+/// Heap bytes [`msm_g1`] over `n` points holds at its peak beside its inputs with `threads`
+/// threads (the lane path's, whether or not this CPU takes it: an upper bound for budgets).
+pub fn msm_g1_scratch_bytes(n: usize, threads: usize) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if n >= LANE_MSM_MIN_POINTS {
+        return super::msm_lanes::scratch_bytes(n, threads);
+    }
+    let _ = (n, threads);
+    0
+}
+
 /// `sum scalars[i] * bases[i]` in G1 through blst's Pippenger (the benches' baseline). The
 /// slices must have equal length.
 pub fn msm_g1_blst(bases: &[G1Affine], scalars: &[ScalarBytes]) -> G1Projective {
@@ -108,6 +119,38 @@ fn use_of(scalar: &ScalarBytes) -> Use {
     }
 }
 
+/// Counts of a scalar slice by kind on this thread: (zeros, ones, others).
+fn census_of(scalars: &[ScalarBytes]) -> (usize, usize, usize) {
+    scalars
+        .iter()
+        .fold((0, 0, 0), |(z, o, r), s| match use_of(s) {
+            Use::Skip => (z + 1, o, r),
+            Use::Add => (z, o + 1, r),
+            Use::Multiply => (z, o, r + 1),
+        })
+}
+
+/// Points a parallel chunk of a bit-aware MSM over `n` points holds with `threads` threads.
+fn bits_chunk(n: usize, threads: usize) -> usize {
+    n.div_ceil(threads.max(1)).max(1 << 12)
+}
+
+/// Heap bytes the bit-aware MSMs ([`msm_g1_bits`], [`msm_g2_bits`]) over `n` points hold at
+/// their peak beside their inputs with `threads` threads: every chunk's pointer lists (at most
+/// 16 bytes a point) and blst's Pippenger scratch for its chunk (G2's, the larger), or, for
+/// dense scalars, the plain MSM's ([`msm_g1_scratch_bytes`]; G2's plain MSM is blst's own).
+pub fn msm_bits_scratch_bytes(n: usize, threads: usize) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let chunk = bits_chunk(n, threads).min(n);
+    let chunks = n.div_ceil(chunk) as u64;
+    // SAFETY: a pure size computation.
+    let pippenger = unsafe { blst::blst_p2s_mult_pippenger_scratch_sizeof(chunk) } as u64;
+    let bits = 16 * n as u64 + chunks * pippenger;
+    bits.max(msm_g1_scratch_bytes(n, threads))
+}
+
 /// Counts of a scalar vector by kind: (zeros, ones, others). For benchmarks and logs.
 pub fn scalar_census(scalars: &[ScalarBytes]) -> (usize, usize, usize) {
     scalars
@@ -138,8 +181,7 @@ macro_rules! bit_aware_msm {
                 // Pippenger over the contiguous points is the better tool.
                 return $plain(bases, scalars);
             }
-            let threads = rayon::current_num_threads().max(1);
-            let chunk = bases.len().div_ceil(threads).max(1 << 12);
+            let chunk = bits_chunk(bases.len(), rayon::current_num_threads());
             // SAFETY (casts): the blstrs affine types are #[repr(transparent)] over blst's.
             let points = unsafe {
                 std::slice::from_raw_parts(bases.as_ptr().cast::<$blst_affine>(), bases.len())
@@ -148,9 +190,11 @@ macro_rules! bit_aware_msm {
                 .par_chunks(chunk)
                 .zip(scalars.par_chunks(chunk))
                 .map(|(points, scalars)| {
-                    let mut ones: Vec<*const $blst_affine> = Vec::new();
-                    let mut rest_points: Vec<*const $blst_affine> = Vec::new();
-                    let mut rest_scalars: Vec<*const u8> = Vec::new();
+                    // Sized exactly (a count first), so the lists take at most 16 bytes a point.
+                    let (_, n_ones, n_rest) = census_of(scalars);
+                    let mut ones: Vec<*const $blst_affine> = Vec::with_capacity(n_ones);
+                    let mut rest_points: Vec<*const $blst_affine> = Vec::with_capacity(n_rest);
+                    let mut rest_scalars: Vec<*const u8> = Vec::with_capacity(n_rest);
                     for (p, s) in points.iter().zip(scalars) {
                         match use_of(s) {
                             Use::Skip => {}

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use super::msm;
+
 /// Bytes of one scalar (Montgomery or canonical form).
 pub const SCALAR_BYTES: u64 = 32;
 
@@ -42,16 +44,26 @@ impl CircuitShape {
     }
 
     /// Host memory the CPU prover allocates for one partition beyond the assignment and its
-    /// buffer set, at its peak. From `prove_start` to the end it holds a canonical copy of aux
-    /// (the set goes back to the pool at the end of `prove_start`). Beside it, in
-    /// `prove_start`, the twiddle table (m/2) and the canonical h scalars (m - 1); in
-    /// `prove_finish` the gathered A and B scalars (at most inputs + aux each).
-    pub fn cpu_transient_bytes(&self) -> u64 {
+    /// buffer set, at its peak, with `threads` threads proving it. From `prove_start` to the
+    /// end it holds a canonical copy of aux (the set goes back to the pool at the end of
+    /// `prove_start`). Beside it, in `prove_start`, the twiddle table (m/2), the canonical h
+    /// scalars (m - 1) and h's MSM scratch (a task's sorted order and buckets a thread:
+    /// about 24 MB a thread at 32 GiB); in `prove_finish` the gathered A and B scalars (at
+    /// most inputs + aux each) and the MSMs' scratch (pointer lists and Pippenger buckets).
+    pub fn cpu_transient_bytes(&self, threads: usize) -> u64 {
         let m = self.domain() as u64;
         let (inputs, aux) = (self.inputs as u64, self.aux as u64);
-        let start = m / 2 + m;
-        let finish = 2 * (aux + inputs);
-        SCALAR_BYTES * (aux + start.max(finish))
+        let start = SCALAR_BYTES * (m / 2 + m) + msm::msm_g1_scratch_bytes(m as usize, threads);
+        let variables = (aux + inputs) as usize;
+        let finish =
+            SCALAR_BYTES * 2 * (aux + inputs) + msm::msm_bits_scratch_bytes(variables, threads);
+        SCALAR_BYTES * aux + start.max(finish)
+    }
+
+    /// [`CircuitShape::cpu_transient_bytes`] with the threads of this process's thread pool,
+    /// which the CPU prover runs on.
+    pub fn cpu_transient_bytes_here(&self) -> u64 {
+        self.cpu_transient_bytes(rayon::current_num_threads())
     }
 
     /// Host memory the GPU prover allocates for one partition beyond the assignment and its
@@ -84,8 +96,16 @@ mod tests {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         // Inputs and densities only: aux is in the set.
         assert!((0.03..0.06).contains(&gib(shape.assignment_bytes())));
-        // Canonical aux (4 GiB) beside twiddles and h (6 GiB) or the gathered A and B (8 GiB).
-        assert!((11.5..12.5).contains(&gib(shape.cpu_transient_bytes())));
+        // Canonical aux (4 GiB) beside twiddles and h (6 GiB), or beside the gathered A and B
+        // (8 GiB) with the bit-aware MSMs' pointer lists (2 GiB) and Pippenger buckets (at
+        // most 24 bytes a G2 point: 3 GiB) however many threads share them.
+        let one = shape.cpu_transient_bytes(1);
+        assert!((15.0..16.0).contains(&gib(one)), "{}", gib(one));
+        assert_eq!(shape.cpu_transient_bytes(64), one);
+        // h's MSM holds a sorted order and buckets a thread (24 MB at 4M points a task): past
+        // about 160 threads that outgrows the finish.
+        let many = shape.cpu_transient_bytes(192);
+        assert!((16.0..16.5).contains(&gib(many)), "{}", gib(many));
         // On a GPU only bitmaps (half a byte a domain point, the domain being larger than
         // aux) and the inputs stay on the host: 64 MiB.
         assert_eq!(

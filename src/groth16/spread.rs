@@ -186,7 +186,7 @@ impl<B: ProverBackend> ProverBackend for Spread<B> {
             .iter()
             .map(|m| m.transient_bytes(shape))
             .max()
-            .unwrap_or_else(|| shape.cpu_transient_bytes())
+            .unwrap_or_else(|| shape.cpu_transient_bytes_here())
     }
 
     fn set_host_memory(&self, memory: Arc<dyn HostMemory>) {

@@ -58,10 +58,13 @@ pub fn plan_mix<S: AsRef<str>>(node: &Node, mix: &[S]) -> Result<Plan, String> {
     if items.is_empty() {
         return Err("the mix names no circuit".into());
     }
-    let transient: fn(&CircuitShape) -> u64 = if gpu {
-        CircuitShape::gpu_transient_bytes
-    } else {
-        CircuitShape::cpu_transient_bytes
+    let cores = node.cores;
+    let transient = move |shape: &CircuitShape| {
+        if gpu {
+            shape.gpu_transient_bytes()
+        } else {
+            shape.cpu_transient_bytes(cores)
+        }
     };
     Ok(plan(node, &items, &transient))
 }
@@ -118,7 +121,7 @@ mod tests {
         );
         assert_eq!(
             p.gpu_fallback_bytes,
-            snap.cpu_transient_bytes() - snap.gpu_transient_bytes()
+            snap.cpu_transient_bytes(gpu_node.cores) - snap.gpu_transient_bytes()
         );
         assert!(p.render().contains("GPU fallback reserve"));
         // Charged the CPU prover's transients per partition (as before the GPU's were
@@ -132,7 +135,7 @@ mod tests {
         let as_before = plan(
             &small,
             &[plan_item("snap-32g", true).unwrap()],
-            &CircuitShape::cpu_transient_bytes,
+            &|s: &CircuitShape| s.cpu_transient_bytes(small.cores),
         );
         let q = plan_mix(&small, &["snap-32g"]).unwrap();
         assert_eq!(

@@ -147,6 +147,9 @@ pub struct SimCircuit {
     pub figures: &'static CircuitFigures,
     pub priority: Priority,
     pub shape: CircuitShape,
+    /// The CPU prover's transients for a partition on this node's cores, scaled (the real
+    /// figure's: its per-thread MSM scratch does not shrink with the stand-in's sizes).
+    pub cpu_transient_bytes: u64,
     /// G1 points of the stand-in parameter set (its bytes / 96, less the verifying key's).
     pub points: usize,
     /// Per-partition times (sim ms) on this node.
@@ -199,6 +202,7 @@ impl SimCircuit {
             figures,
             priority: kind_priority(kind_of),
             shape,
+            cpu_transient_bytes: figures.shape.cpu_transient_bytes(cores) / SCALE,
             // The prepared verifying key is not scaled: at least that much is held.
             points: ((figures.srs_bytes / SCALE) as usize / 96)
                 .saturating_sub(ic + prepared_key_bytes(ic) / 96),
@@ -441,6 +445,9 @@ pub struct SimBackend {
     next: AtomicUsize,
     /// (start_ms, finish_ms) by scaled constraint count.
     times: HashMap<usize, (f64, f64)>,
+    /// The CPU prover's transients ([`SimCircuit::cpu_transient_bytes`]) by scaled constraint
+    /// count.
+    cpu_transient: HashMap<usize, u64>,
     /// The longest `prove_start` seen (sim ms, as it really ran) by scaled constraint count.
     longest_start: std::sync::Mutex<HashMap<usize, f64>>,
     /// When each `prove_finish` ended.
@@ -493,6 +500,10 @@ impl SimBackend {
                 .map(|(lane, &n)| Lane::new(n, serial(lane)))
                 .collect(),
             next: AtomicUsize::new(0),
+            cpu_transient: circuits
+                .iter()
+                .map(|c| (c.shape.constraints, c.cpu_transient_bytes))
+                .collect(),
             times: circuits
                 .iter()
                 .map(|c| {
@@ -589,7 +600,11 @@ impl ProverBackend for SimBackend {
     fn transient_bytes(&self, shape: &CircuitShape) -> u64 {
         match self.gpu {
             Some(Charge::Gpu) => shape.gpu_transient_bytes(),
-            Some(Charge::Cpu) | None => shape.cpu_transient_bytes(),
+            Some(Charge::Cpu) | None => self
+                .cpu_transient
+                .get(&shape.constraints)
+                .copied()
+                .unwrap_or_else(|| shape.cpu_transient_bytes(1)),
         }
     }
 
@@ -724,11 +739,9 @@ pub fn plan(node: Node, names: &[&str], charge: Charge) -> Plan {
         .iter()
         .map(|n| plan_item(n, gpu).expect("known circuit"))
         .collect();
-    cuzk::engine::plan::plan(
-        &node.plan_node(),
-        &items,
-        &CircuitShape::cpu_transient_bytes,
-    )
+    cuzk::engine::plan::plan(&node.plan_node(), &items, &|shape: &CircuitShape| {
+        shape.cpu_transient_bytes(node.cores)
+    })
 }
 
 /// The config `plan` writes, for the scaled node: its workers and pool as they are, its

@@ -395,7 +395,7 @@ impl GpuBackend {
         };
         let shape = assignment.shape();
         let extra = shape
-            .cpu_transient_bytes()
+            .cpu_transient_bytes_here()
             .saturating_sub(shape.gpu_transient_bytes());
         match HostGrant::take(&memory, extra) {
             Some(grant) => Ok(Some(grant)),
@@ -1392,7 +1392,7 @@ impl ProverBackend for GpuBackend {
         if DEVICE_LG.contains(&domain_log(shape.domain())) {
             shape.gpu_transient_bytes()
         } else {
-            shape.cpu_transient_bytes()
+            shape.cpu_transient_bytes_here()
         }
     }
 
