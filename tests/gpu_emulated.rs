@@ -498,3 +498,33 @@ fn the_emulator_runs_queued_work_only_when_waited_for_and_checks_contexts_and_ra
         "device 0's stream with device 1's context current is refused"
     );
 }
+
+#[test]
+fn the_device_pool_reuses_a_large_buffer_only_when_it_is_barely_larger_than_asked() {
+    use cuzk::gpu::cuda::buffers::DeviceMem;
+    use cuzk::gpu::cuda::device::DeviceContext;
+    use cuzk::gpu::cuda::resident::{reuse_limit, DevicePool};
+
+    let ctx = Arc::new(DeviceContext::open(0).unwrap());
+    let _current = ctx.enter().unwrap();
+    let pool = DevicePool::new(&ctx);
+    let mib = 1usize << 20;
+    let kept = DeviceMem::alloc(&ctx, 90 * mib).unwrap();
+    let address = kept.at(0);
+    pool.give([kept]);
+    // 90 MiB for 80: an eighth more, reused.
+    let taken = pool.take(80 * mib).unwrap();
+    assert_eq!(taken.at(0), address, "a buffer an eighth larger is reused");
+    pool.give([taken]);
+    // For 70 MiB the kept 90 MiB would hold 20 MiB the caller never counted: a new buffer.
+    let taken = pool.take(70 * mib).unwrap();
+    assert_ne!(
+        taken.at(0),
+        address,
+        "a large buffer two sevenths too big was reused"
+    );
+    assert_eq!(taken.bytes(), 70 * mib);
+    // Small requests still take up to twice their size.
+    assert_eq!(reuse_limit(mib), 2 * mib);
+    assert_eq!(reuse_limit(64 * mib), 72 * mib);
+}

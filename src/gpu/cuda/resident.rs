@@ -320,6 +320,21 @@ pub struct DevicePool {
 /// Most allocations kept for reuse.
 const POOL_ENTRIES: usize = 64;
 
+/// Requests from this size up reuse only a buffer at most an eighth larger.
+const LARGE_BUFFER: usize = 64 << 20;
+
+/// The largest kept buffer a request of `bytes` reuses: twice the request for small ones, so
+/// they are not reallocated at every size, but an eighth more for large ones: the admission
+/// counts a partition's buffers at their requested sizes, and at 32 GiB a SnapDeals partition's
+/// aux (2.6 GB) reusing a PoRep one's (4.3 GB) would hold 1.7 GB it never counted.
+pub fn reuse_limit(bytes: usize) -> usize {
+    if bytes >= LARGE_BUFFER {
+        bytes + bytes / 8
+    } else {
+        bytes.saturating_mul(2).max(4096)
+    }
+}
+
 impl DevicePool {
     /// An empty pool for `ctx`'s device.
     pub fn new(ctx: &Arc<DeviceContext>) -> Self {
@@ -333,18 +348,16 @@ impl DevicePool {
         self.free.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A buffer of at least `bytes` (at most twice that, so big buffers are not wasted on
-    /// small requests); allocates when none fits. Out of memory is an error: the backend makes
-    /// room (these buffers, kept MSM state, idle parameter sets) and asks again.
+    /// A buffer of at least `bytes` and at most [`reuse_limit`] bytes; allocates when none
+    /// fits. Out of memory is an error: the backend makes room (these buffers, kept MSM state,
+    /// idle parameter sets) and asks again.
     pub fn take(&self, bytes: usize) -> Result<DeviceMem, Groth16Error> {
         let reused = {
             let mut free = self.lock();
             let fit = free
                 .iter()
                 .enumerate()
-                .filter(|(_, m)| {
-                    m.bytes() >= bytes && m.bytes() <= bytes.saturating_mul(2).max(4096)
-                })
+                .filter(|(_, m)| m.bytes() >= bytes && m.bytes() <= reuse_limit(bytes))
                 .min_by_key(|(_, m)| m.bytes())
                 .map(|(i, _)| i);
             fit.map(|i| free.swap_remove(i))
