@@ -21,7 +21,8 @@ func TestPlanSizesANode(t *testing.T) {
 	if p.BufferConstraints != 1<<27 || p.PoolBuffers < 3 || p.SynthesisWorkers < 1 || p.ProverWorkers != 1 {
 		t.Fatalf("512 GiB plan sizing: %+v", p)
 	}
-	if p.GPUFallbackBytes == 0 || p.GPUFallbackBytes > 12<<30 {
+	// One CPU fallback's transients beyond the GPU's: about 15 GiB at 32 GiB on 64 cores.
+	if p.GPUFallbackBytes < 12<<30 || p.GPUFallbackBytes > 16<<30 {
 		t.Fatalf("512 GiB plan: GPU fallback reserve %d", p.GPUFallbackBytes)
 	}
 	if p.Circuits[3].Class != "critical" || p.InFlight.Total == 0 || p.Throughput.PartitionsPerHour <= 0 {

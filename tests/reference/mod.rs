@@ -74,15 +74,12 @@ impl Sha256Case {
             len,
             preimage: None,
         };
-        let params = paramgen::generate(blank, &mut ChaCha20Rng::seed_from_u64(seed), &|_, _| {})
-            .expect("parameters generate");
-        let srs = Arc::new(Srs::from_parameters(&params));
         let circuit = Sha256Preimage::with_seed(len, seed + 1);
         let randomness = Randomness::random(&mut ChaCha20Rng::seed_from_u64(seed + 2));
-        let reference = Reference::new(
+        let (srs, reference) = srs_and_reference(
+            blank,
+            seed,
             circuit.clone(),
-            &params,
-            &srs,
             randomness,
             circuit.public_inputs(),
         );
@@ -103,19 +100,32 @@ pub fn random_case(
     randomness: Randomness,
 ) -> (RandomCircuit, Arc<Srs>, Reference) {
     let circuit = RandomCircuit::new(Shape::Mixed, constraints, seed);
-    let params = paramgen::generate(
+    let (srs, reference) = srs_and_reference(
         circuit.clone(),
-        &mut ChaCha20Rng::seed_from_u64(seed),
-        &|_, _| {},
-    )
-    .expect("parameters generate");
-    let srs = Arc::new(Srs::from_parameters(&params));
-    let reference = Reference::new(
+        seed,
         circuit.clone(),
-        &params,
-        &srs,
         randomness,
         circuit.public_inputs(),
     );
     (circuit, srs, reference)
+}
+
+/// Parameters of `blank` from `seed` as an SRS, and bellperson's proof of `circuit` (public
+/// inputs `inputs`) with them and `randomness`.
+fn srs_and_reference<B, C>(
+    blank: B,
+    seed: u64,
+    circuit: C,
+    randomness: Randomness,
+    inputs: Vec<Scalar>,
+) -> (Arc<Srs>, Reference)
+where
+    B: Circuit<Scalar> + Send,
+    C: Circuit<Scalar> + Send,
+{
+    let params = paramgen::generate(blank, &mut ChaCha20Rng::seed_from_u64(seed), &|_, _| {})
+        .expect("parameters generate");
+    let srs = Arc::new(Srs::from_parameters(&params));
+    let reference = Reference::new(circuit, &params, &srs, randomness, inputs);
+    (srs, reference)
 }
