@@ -48,8 +48,9 @@ impl CircuitShape {
     /// end it holds a canonical copy of aux (the set goes back to the pool at the end of
     /// `prove_start`). Beside it, in `prove_start`, the twiddle table (m/2), the canonical h
     /// scalars (m - 1) and h's MSM scratch (a task's digits, sorted order and buckets a
-    /// thread: about 41 MB a thread at 32 GiB); in `prove_finish` the gathered A and B scalars (at
-    /// most inputs + aux each) and the MSMs' scratch (pointer lists and Pippenger buckets).
+    /// thread: about 41 MB a thread at 32 GiB); in `prove_finish` the gathered A and B
+    /// scalars (at most inputs + aux each) and the MSMs' scratch (pointer lists and
+    /// Pippenger buckets).
     pub fn cpu_transient_bytes(&self, threads: usize) -> u64 {
         let m = self.domain() as u64;
         let (inputs, aux) = (self.inputs as u64, self.aux as u64);
