@@ -1,5 +1,6 @@
 //! What the GPU-emulated tests compare a proof with: bellperson's `create_proof` for the same
-//! circuit, parameters, r and s, byte for byte, and bellperson's verifier on our parameters. Each test binary uses some of these helpers.
+//! circuit, parameters, r and s, byte for byte, and bellperson's verifier on our parameters.
+//! Each test binary uses some of these helpers.
 #![allow(dead_code)]
 
 use std::sync::{Arc, Weak};
