@@ -834,8 +834,11 @@ impl GpuBackend {
         for needed in [bytes as u64, u64::MAX] {
             debug!("device {}: {error}; making room", self.ordinal());
             let mut map = self.resident.lock().unwrap_or_else(|p| p.into_inner());
-            self.make_room(&mut map, needed)?;
+            let dropped = self.make_room(&mut map, needed)?;
             drop(map);
+            // Freed outside the lock: freeing GBs of parameters (and unlocking their host
+            // copies) must not hold up admissions and starts that read the map.
+            drop(dropped);
             match self.buffers.take(bytes) {
                 Ok(mem) => return Ok(mem),
                 Err(e) => error = e,
@@ -845,31 +848,35 @@ impl GpuBackend {
     }
 
     /// Frees device memory nothing uses until `needed` bytes are free (or all of it): first
-    /// the pool's idle buffers and the kept MSM state, cheap to allocate again; then the
-    /// resident parameter sets no unfinished partition holds (`map`, locked by the caller),
-    /// uploaded again when next needed. The admission does not count idle sets, as they go
-    /// here: another circuit's parameters left on the device (a WindowPoSt set beside a PoRep
-    /// set on an H200) must not make a partition it admitted run out of memory.
-    fn make_room(&self, map: &mut ResidentMap, needed: u64) -> Result<()> {
+    /// the pool's idle buffers and the kept MSM state, cheap to allocate again; then takes the
+    /// resident parameter sets no unfinished partition holds out of `map` (locked by the
+    /// caller) and returns them: their memory is freed when the caller drops them, after it
+    /// lets go of the lock where it can. They are uploaded again when next needed. The
+    /// admission does not count idle sets, as they go here: another circuit's parameters left
+    /// on the device (a WindowPoSt set beside a PoRep set on an H200) must not make a
+    /// partition it admitted run out of memory.
+    fn make_room(&self, map: &mut ResidentMap, needed: u64) -> Result<Vec<Arc<ResidentSrs>>> {
         self.buffers.clear();
         super::resident::release_msm_state(self.ordinal());
         let (free, _) = self.ctx.memory_info()?;
         if free >= needed {
-            return Ok(());
+            return Ok(Vec::new());
         }
         // Only idle sets go: one an unfinished partition holds stays allocated, so it stays in
         // the map, counted by the admission and shared by its next partition.
-        let before = map.len();
-        map.retain(|_, (_, dev)| held_by_a_partition(dev));
-        if map.len() < before {
+        let idle: Vec<Arc<ResidentSrs>> = map
+            .extract_if(|_, (_, dev)| !held_by_a_partition(dev))
+            .map(|(_, (_, dev))| dev)
+            .collect();
+        if !idle.is_empty() {
             debug!(
-                "device {}: dropped {} idle resident parameter sets for room ({free} bytes \
+                "device {}: dropping {} idle resident parameter sets for room ({free} bytes \
                  were free, {needed} needed)",
                 self.ordinal(),
-                before - map.len()
+                idle.len()
             );
         }
-        Ok(())
+        Ok(idle)
     }
 
     /// The device's CUDA ordinal.
@@ -965,7 +972,8 @@ impl GpuBackend {
             allowance = allowance.min(kept);
         }
         if free < allowance + beside {
-            self.make_room(&mut map, allowance + beside)?;
+            // Freed here, under the lock: the upload below needs the memory.
+            drop(self.make_room(&mut map, allowance + beside)?);
         }
         let t = Instant::now();
         let upload = || ResidentSrs::upload(&self.ctx, srs, &self.compute_stream, allowance);
@@ -976,7 +984,7 @@ impl GpuBackend {
                     "device {}: uploading parameters: {e}; making room",
                     self.ordinal()
                 );
-                self.make_room(&mut map, u64::MAX)?;
+                drop(self.make_room(&mut map, u64::MAX)?);
                 upload()?
             }
         });
